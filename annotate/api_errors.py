@@ -1,0 +1,27 @@
+"""Every API error is JSON ``{"detail": ...}``: never an HTML page, never a traceback."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import DatabaseError
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+logger = logging.getLogger(__name__)
+
+DATABASE_UNAVAILABLE = "The database is unavailable; please retry in a moment."
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response = drf_exception_handler(exc, context)
+    if response is not None:
+        return response
+    if isinstance(exc, DatabaseError):
+        # PostgreSQL restarted under us (DESIGN §9): the client retries; nothing is lost
+        # because every multi-row write runs in a transaction.
+        logger.warning("database error answered with 503: %s", exc)
+        return Response({"detail": DATABASE_UNAVAILABLE}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    return None

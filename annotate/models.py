@@ -1,0 +1,160 @@
+"""The domain: studies, keys, trigger prefixes, batches, assignments, annotations.
+
+Layers are stored numbered from 1, as in the paper and in every interface (DESIGN §6);
+ranks of trigger prefixes from 1.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Study(models.Model):
+    """One model + corpus + sampled keys + their top-k trigger prefixes."""
+
+    name = models.CharField(max_length=200, unique=True)
+    model_name = models.CharField(max_length=500, help_text="Hugging Face id, path or builtin:")
+    corpus = models.CharField(max_length=500)
+    top_k = models.PositiveIntegerField(default=25)
+    seed = models.IntegerField(default=0)
+    n_layers = models.PositiveIntegerField(default=0)
+    d_ff = models.PositiveIntegerField(default=0)
+    is_causal = models.BooleanField(default=True)
+    # Off by default: the value's top tokens can bias annotators (DESIGN §4.3).
+    show_value_tokens = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Key(models.Model):
+    """A sampled FFN key (row ``index`` of layer ``layer``'s key matrix) with its stats."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="keys")
+    layer = models.PositiveIntegerField(help_text="Numbered from 1.")
+    index = models.PositiveIntegerField()
+    density = models.FloatField(default=0.0, help_text="Share of real positions with m > 0.")
+    max_coefficient = models.FloatField(default=0.0)
+    mean_coefficient = models.FloatField(default=0.0)
+    histogram = models.JSONField(default=dict, blank=True)
+    # [[token, probability], ...]: top tokens of softmax(v_i · E) (DESIGN §1, §4).
+    value_top_tokens = models.JSONField(default=list, blank=True)
+    value_top_token_ids = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["study", "layer", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "layer", "index"], name="key_unique_in_study"),
+            models.CheckConstraint(condition=models.Q(layer__gte=1), name="key_layer_from_one"),
+        ]
+
+    def __str__(self) -> str:
+        return f"L{self.layer}:{self.index}"
+
+
+class TriggerPrefix(models.Model):
+    """One of a key's top-k trigger examples (DESIGN §3.2)."""
+
+    key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="prefixes")
+    rank = models.PositiveIntegerField(help_text="From 1.")
+    coefficient = models.FloatField()
+    text = models.TextField(help_text="The prefix: tokens 0..t of the sentence.")
+    trigger_token = models.CharField(max_length=200)
+    trigger_token_id = models.IntegerField()
+    next_token = models.CharField(max_length=200)
+    next_token_id = models.IntegerField(help_text="-1 at the end of the sentence.")
+    suffix = models.TextField(blank=True, help_text="The rest of the sentence after the prefix.")
+    sentence = models.TextField()
+    sentence_index = models.PositiveIntegerField()
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["key", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["key", "rank"], name="prefix_rank_unique_in_key"),
+            models.CheckConstraint(condition=models.Q(rank__gte=1), name="prefix_rank_from_one"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} #{self.rank}"
+
+
+class Batch(models.Model):
+    """A named set of keys of a study, handed out to annotators through assignments."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="batches")
+    name = models.CharField(max_length=200)
+    keys = models.ManyToManyField(Key, related_name="batches")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "name"]
+        verbose_name_plural = "batches"
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="batch_name_unique_in_study"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} / {self.name}"
+
+
+class Assignment(models.Model):
+    """A batch given to one annotator."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["batch", "annotator"], name="assignment_unique_per_annotator"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.batch} → {self.annotator}"
+
+
+class Annotation(models.Model):
+    """One annotator's work on one key: patterns (with their prefixes), a note, a status."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        SUBMITTED = "submitted", "submitted"
+
+    key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    note = models.TextField(blank=True)
+    # Optimistic concurrency: every save names the version it read (DESIGN §4.2).
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["key", "annotator"]
+        constraints = [
+            models.UniqueConstraint(fields=["key", "annotator"], name="annotation_unique_per_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} by {self.annotator}"

@@ -1,0 +1,28 @@
+"""Roles: admins are Django staff; annotators belong to the ``annotator`` group."""
+
+from __future__ import annotations
+
+from rest_framework.permissions import BasePermission
+
+ANNOTATOR_GROUP = "annotator"
+
+
+def user_is_annotator(user) -> bool:
+    if not user.is_authenticated or not user.is_active:
+        return False
+    # The prefetch-free check: one query at most, cached per request by the caller.
+    return user.groups.filter(name=ANNOTATOR_GROUP).exists()
+
+
+class IsAnnotator(BasePermission):
+    message = "Only annotators can do this."
+
+    def has_permission(self, request, view) -> bool:
+        return user_is_annotator(request.user)
+
+
+class IsAdmin(BasePermission):
+    message = "Only admins can do this."
+
+    def has_permission(self, request, view) -> bool:
+        return bool(request.user.is_authenticated and request.user.is_staff)

@@ -1,0 +1,250 @@
+"""ffkv settings: one module, driven by the environment only (DESIGN §7).
+
+Every variable is listed in ``.env.example``. The defaults give the embedded set-up
+(SQLite, a Celery broker on the file system, CPU) so that ``make demo`` runs anywhere;
+``DJANGO_ENV=production`` turns the defaults off: it refuses DEBUG and demands
+``SECRET_KEY`` and ``DATABASE_URL``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+if (BASE_DIR / ".env").is_file():
+    environ.Env.read_env(BASE_DIR / ".env")
+
+DJANGO_ENV = env.str("DJANGO_ENV", default="development")
+if DJANGO_ENV not in {"development", "production"}:
+    raise ImproperlyConfigured(
+        f"DJANGO_ENV must be 'development' or 'production', not {DJANGO_ENV!r}"
+    )
+PRODUCTION = DJANGO_ENV == "production"
+
+
+def _required(name: str) -> str:
+    value = env.str(name, default="")
+    if not value:
+        raise ImproperlyConfigured(f"{name} must be set when DJANGO_ENV=production")
+    return value
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    try:
+        return env.bool(name, default=default)
+    except ValueError as exc:  # django-environ's message does not name the variable
+        raise ImproperlyConfigured(f"{name} must be a boolean (true/false)") from exc
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return env.int(name, default=default)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer") from exc
+
+
+DEBUG = _env_bool("DEBUG", False)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DEBUG must be off when DJANGO_ENV=production")
+
+_DEV_SECRET = "ffkv-development-only-secret-key-do-not-use-in-production"
+SECRET_KEY = _required("SECRET_KEY") if PRODUCTION else env.str("SECRET_KEY", default=_DEV_SECRET)
+if PRODUCTION and SECRET_KEY == _DEV_SECRET:
+    raise ImproperlyConfigured("SECRET_KEY must not be the development default in production")
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# Runtime data of the embedded set-up: the SQLite file, the file-system broker, the
+# mining work directories (tokenized corpus stores, shard checkpoints).
+DATA_DIR = Path(env.str("FFKV_DATA_DIR", default=str(BASE_DIR / "var")))
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "annotate",
+    "mining",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "config" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+if PRODUCTION:
+    _required("DATABASE_URL")
+try:
+    DATABASES = {
+        "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'db.sqlite3'}")
+    }
+except (ValueError, KeyError, environ.ImproperlyConfigured) as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from exc
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL and immediate transactions let the web server and the worker share the file.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        }
+    )
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = _env_int("CONN_MAX_AGE", 60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+# Production collects static files (whitenoise serves them with hashed names); the
+# embedded set-up serves them straight from the finders.
+STATIC_ROOT = env.str("STATIC_ROOT", default=str(DATA_DIR / "static")) if PRODUCTION else None
+FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
+STATICFILES_DIRS = [FRONTEND_DIST] if FRONTEND_DIST.is_dir() else []
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if PRODUCTION
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = not PRODUCTION
+_VITE_HASHED = re.compile(r"^.+[.-][0-9a-zA-Z_-]{8,12}\..+$")
+
+
+def _immutable_file_test(path: str, url: str) -> bool:
+    # Vite names built assets ``name-<hash>.ext``: they never change, cache them forever.
+    return url.startswith(STATIC_URL + "assets/") and bool(_VITE_HASHED.match(url))
+
+
+WHITENOISE_IMMUTABLE_FILE_TEST = _immutable_file_test
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_SECURE = _env_bool("SECURE_COOKIES", PRODUCTION)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+LOGIN_URL = "/login"
+CSRF_FAILURE_VIEW = "config.views.csrf_failure"
+
+# The login throttle counts in the cache: production points CACHE_URL at Redis so
+# that every gunicorn process shares the count.
+_CACHE_URL = env.str("CACHE_URL", default="")
+if _CACHE_URL.startswith(("redis://", "rediss://")):
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+    }
+elif _CACHE_URL:
+    raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL, not {_CACHE_URL!r}")
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "annotate.api_errors.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"login": env.str("LOGIN_THROTTLE_RATE", default="10/min")},
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ffkv API",
+    "DESCRIPTION": "Mine and annotate the key-value memories of transformer FFN layers.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/",
+}
+
+# Celery. The embedded default is kombu's file-system transport: no server needed.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+if not re.match(r"^(filesystem|redis|rediss|amqp|memory)://", CELERY_BROKER_URL):
+    raise ImproperlyConfigured(
+        "CELERY_BROKER_URL must start with filesystem://, redis://, rediss://, amqp:// "
+        f"or memory://, not {CELERY_BROKER_URL!r}"
+    )
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _broker_dir = DATA_DIR / "broker"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A worker killed mid-task leaves the message unacknowledged: the task runs again
+# (DESIGN §9). Tasks are written to be idempotent for that reason.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+# Mining runs on GPU workers (queue ``gpu``); the demo's single worker consumes both.
+CELERY_TASK_ROUTES = {"mining.*": {"queue": "gpu"}}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}
+
+if PRODUCTION:
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    X_FRAME_OPTIONS = "DENY"
