@@ -35,11 +35,16 @@ def _required(name: str) -> str:
     return value
 
 
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
 def _env_bool(name: str, default: bool) -> bool:
-    try:
-        return env.bool(name, default=default)
-    except ValueError as exc:  # django-environ's message does not name the variable
-        raise ImproperlyConfigured(f"{name} must be a boolean (true/false)") from exc
+    # django-environ reads any unknown word as False; a typo must not flip a setting.
+    raw = env.str(name, default="1" if default else "0").strip().lower()
+    if raw not in _TRUE | _FALSE:
+        raise ImproperlyConfigured(f"{name} must be a boolean (true/false), not {raw!r}")
+    return raw in _TRUE
 
 
 def _env_int(name: str, default: int) -> int:
@@ -117,6 +122,11 @@ try:
     }
 except (ValueError, KeyError, environ.ImproperlyConfigured) as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from exc
+_ENGINES = {"django.db.backends.sqlite3", "django.db.backends.postgresql"}
+if DATABASES["default"]["ENGINE"] not in _ENGINES:
+    raise ImproperlyConfigured(
+        "DATABASE_URL is not a valid database URL: use postgres://... or sqlite:///..."
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and immediate transactions let the web server and the worker share the file.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
@@ -182,7 +192,10 @@ CSRF_FAILURE_VIEW = "config.views.csrf_failure"
 _CACHE_URL = env.str("CACHE_URL", default="")
 if _CACHE_URL.startswith(("redis://", "rediss://")):
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _CACHE_URL,
+        }
     }
 elif _CACHE_URL:
     raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL, not {_CACHE_URL!r}")

@@ -10,9 +10,10 @@ situation is a failure, so nothing is skipped silently.
 from __future__ import annotations
 
 import os
+from typing import NoReturn, cast
 
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
@@ -22,7 +23,7 @@ from tests.factories import UserFactory
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "") == "1"
 
 
-def service_missing(reason: str) -> None:
+def service_missing(reason: str) -> NoReturn:
     """Skip (locally) or fail (with REQUIRE_SERVICES=1) because a service is missing."""
     if REQUIRE_SERVICES:
         pytest.fail(f"REQUIRE_SERVICES=1 but {reason}", pytrace=False)
@@ -37,8 +38,8 @@ def _clear_cache():
     cache.clear()
 
 
-def _annotator(username: str):
-    user = UserFactory(username=username)
+def _annotator(username: str) -> User:
+    user = cast(User, UserFactory(username=username))
     group, _ = Group.objects.get_or_create(name=ANNOTATOR_GROUP)
     user.groups.add(group)
     return user

@@ -1,0 +1,179 @@
+"""`make demo`: set up the demo (accounts, the demo study, assignments), then serve.
+
+Idempotent: a second run reuses the database, the accounts and the mined study, and
+starts in seconds. The web server (gunicorn) and a Celery worker on the embedded
+broker run until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from annotate.models import Batch, Key, Study
+from annotate.services import assignment_create, batch_create, user_create_annotator
+
+ADMIN = "carol"
+ANNOTATORS = ("alice", "bob")
+DEMO_STUDY = "demo: MiniLM on wiki-vital"
+DEMO_BATCH = "demo batch"
+
+
+def _accounts_file() -> Path:
+    return Path(settings.DATA_DIR) / "demo-accounts.json"
+
+
+def demo_accounts() -> dict[str, str]:
+    """The demo passwords: made once at random, kept in the data directory."""
+    path = _accounts_file()
+    if path.is_file():
+        return json.loads(path.read_text())
+    accounts = {name: secrets.token_urlsafe(9) for name in (ADMIN, *ANNOTATORS)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(accounts, indent=2))
+    path.chmod(0o600)
+    return accounts
+
+
+@transaction.atomic
+def ensure_accounts(accounts: dict[str, str]) -> None:
+    User = get_user_model()
+    admin, created = User.objects.get_or_create(
+        username=ADMIN, defaults={"is_staff": True, "is_superuser": True}
+    )
+    if created:
+        admin.set_password(accounts[ADMIN])
+        admin.save()
+    for name in ANNOTATORS:
+        user_create_annotator(username=name, password=accounts[name])
+
+
+@transaction.atomic
+def ensure_demo_assignments(study: Study) -> Batch:
+    """One batch of the demo study's keys, assigned to both annotators (overlap 2)."""
+    batch = Batch.objects.filter(study=study, name=DEMO_BATCH).first()
+    if batch is None:
+        keys = list(Key.objects.filter(study=study).order_by("layer", "index"))
+        admin = get_user_model().objects.get(username=ADMIN)
+        batch = batch_create(study=study, name=DEMO_BATCH, keys=keys, created_by=admin)
+    for user in get_user_model().objects.filter(username__in=ANNOTATORS):
+        assignment_create(batch=batch, annotator=user)
+    return batch
+
+
+class Command(BaseCommand):
+    help = "Set up the demo and serve web + a Celery worker at http://127.0.0.1:8000."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument(
+            "--setup-only", action="store_true", help="Set up, print the accounts, do not serve."
+        )
+
+    def handle(self, *args: Any, port: int, setup_only: bool, **options: Any) -> None:
+        Path(settings.DATA_DIR).mkdir(parents=True, exist_ok=True)
+        call_command("migrate", interactive=False, verbosity=0)
+        accounts = demo_accounts()
+        ensure_accounts(accounts)
+        study = Study.objects.filter(name=DEMO_STUDY).first()
+        if study is not None:
+            ensure_demo_assignments(study)
+        self._print_accounts(accounts, port)
+        if not setup_only:
+            self._serve(port)
+
+    def _print_accounts(self, accounts: dict[str, str], port: int) -> None:
+        out = self.stdout
+        out.write("")
+        out.write(self.style.SUCCESS(f"ffkv demo — http://127.0.0.1:{port}"))
+        out.write(f"  admin      {ADMIN:6}  password: {accounts[ADMIN]}")
+        for name in ANNOTATORS:
+            out.write(f"  annotator  {name:6}  password: {accounts[name]}")
+        out.write(f"  (kept in {_accounts_file()})")
+        out.write("")
+
+    def _serve(self, port: int) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        web = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--threads",
+                "4",
+                "--access-logfile",
+                "-",
+                "--log-level",
+                "warning",
+            ],
+            env=env,
+        )
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                "celery,gpu",
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "WARNING",
+            ],
+            env=env,
+        )
+        children = [web, worker]
+        try:
+            self._wait_until_up(port, web)
+            self.stdout.write(
+                self.style.SUCCESS(f"Serving at http://127.0.0.1:{port} — Ctrl-C to stop.")
+            )
+            while all(child.poll() is None for child in children):
+                time.sleep(0.5)
+            self.stderr.write("A demo process stopped; shutting the rest down.")
+        except KeyboardInterrupt:
+            self.stdout.write("Stopping…")
+        finally:
+            for child in children:
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+            for child in children:
+                try:
+                    child.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+
+    @staticmethod
+    def _wait_until_up(port: int, web: subprocess.Popen) -> None:
+        url = f"http://127.0.0.1:{port}/api/health/"
+        for _ in range(120):
+            if web.poll() is not None:
+                raise SystemExit(f"The web server exited (port {port} in use?).")
+            try:
+                with urllib.request.urlopen(url, timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.5)
+        raise SystemExit(f"The web server did not answer at {url}.")

@@ -1,0 +1,80 @@
+"""Mining runs and their shards. Results land in annotate's tables (Study, Key, ...)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotate.models import Study
+
+
+class MiningRun(models.Model):
+    """One mining job: a model over a corpus, cut into shards, merged, loaded as a study."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        PREPARING = "preparing", "preparing"
+        MINING = "mining", "mining"
+        MERGING = "merging", "merging"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    study_name = models.CharField(max_length=200)
+    study = models.OneToOneField(
+        Study, null=True, blank=True, on_delete=models.SET_NULL, related_name="mining_run"
+    )
+    # JSON-only parameters (the CLI's flags): model, corpus, sentences, top_k, seed, ...
+    params = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    sentences_total = models.BigIntegerField(default=0)
+    tokens_total = models.BigIntegerField(default=0)
+    sentences_truncated = models.BigIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"mining run {self.pk} ({self.study_name})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {self.Status.DONE, self.Status.FAILED, self.Status.CANCELLED}
+
+
+class MiningShard(models.Model):
+    """A sentence-index range [start, end) of a run, mined by one task."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+
+    run = models.ForeignKey(MiningRun, on_delete=models.CASCADE, related_name="shards")
+    index = models.PositiveIntegerField()
+    start = models.BigIntegerField()
+    end = models.BigIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    sentences_done = models.BigIntegerField(default=0)
+    tokens_done = models.BigIntegerField(default=0)
+    tokens_total = models.BigIntegerField(default=0)
+    tokens_per_second = models.FloatField(default=0.0)
+    attempts = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="shard_index_unique_in_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"shard {self.index} of run {self.run_id}"
