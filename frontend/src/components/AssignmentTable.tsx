@@ -1,0 +1,51 @@
+import { useTranslation } from 'react-i18next';
+
+import type { Assignment } from '../api/types';
+import { ProgressBar } from './ProgressBar';
+
+export function AssignmentTable({ assignments }: { assignments: Assignment[] }) {
+  const { t, i18n } = useTranslation();
+  const dates = new Intl.DateTimeFormat(i18n.language, { dateStyle: 'medium' });
+  return (
+    <table className="assignments" data-testid="assignments">
+      <caption className="visually-hidden">{t('home.caption')}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t('home.batch')}</th>
+          <th scope="col">{t('home.study')}</th>
+          <th scope="col">{t('home.progress')}</th>
+          <th scope="col">{t('home.assigned')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {assignments.map((assignment) => {
+          const counts = { submitted: assignment.keys_submitted, total: assignment.keys_total };
+          const created = new Date(assignment.created_at);
+          return (
+            <tr key={assignment.id} data-testid="assignment-row">
+              <th scope="row">{assignment.batch_name}</th>
+              <td>{assignment.study_name}</td>
+              <td>
+                <div className="progress-cell">
+                  <ProgressBar
+                    value={assignment.keys_submitted}
+                    max={assignment.keys_total}
+                    label={t('home.progressLabel', { batch: assignment.batch_name, ...counts })}
+                  />
+                  <span className="progress-text">{t('home.keysProgress', counts)}</span>
+                </div>
+              </td>
+              <td>
+                {Number.isNaN(created.getTime()) ? (
+                  assignment.created_at
+                ) : (
+                  <time dateTime={assignment.created_at}>{dates.format(created)}</time>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}

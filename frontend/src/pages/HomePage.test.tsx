@@ -1,0 +1,104 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+
+import { alice, carol, json, makeAssignment, mockApi, renderApp } from '../test/utils';
+
+describe('HomePage', () => {
+  it('shows the empty state when there are no assignments', async () => {
+    mockApi({ 'GET /api/assignments/': () => json(200, []) });
+    renderApp({ user: alice });
+
+    expect(screen.getByRole('heading', { name: 'My assignments' })).toBeInTheDocument();
+    const empty = await screen.findByTestId('assignments-empty');
+    expect(empty).toHaveTextContent('No assignments yet.');
+    expect(screen.queryByRole('table')).not.toBeInTheDocument();
+  });
+
+  it('lists assignments with their progress', async () => {
+    mockApi({
+      'GET /api/assignments/': () =>
+        json(200, [
+          makeAssignment({ id: 1, batch_name: 'layers 1-4', keys_submitted: 10, keys_total: 40 }),
+          makeAssignment({ id: 2, batch_name: 'layers 5-6', keys_submitted: 0, keys_total: 20 }),
+        ]),
+    });
+    renderApp({ user: alice });
+
+    const table = await screen.findByRole('table');
+    const rows = within(table).getAllByTestId('assignment-row');
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toHaveTextContent('layers 1-4');
+    expect(rows[0]).toHaveTextContent('demo');
+    expect(rows[0]).toHaveTextContent('10 / 40 keys');
+
+    const bar = within(rows[0]!).getByRole('progressbar');
+    expect(bar).toHaveAttribute('aria-valuenow', '10');
+    expect(bar).toHaveAttribute('aria-valuemax', '40');
+    expect(bar).toHaveAccessibleName('layers 1-4: 10 of 40 keys submitted');
+    expect(bar.firstElementChild).toHaveStyle({ width: '25%' });
+    expect(within(rows[1]!).getByRole('progressbar')).toHaveAttribute('aria-valuenow', '0');
+    expect(screen.queryByTestId('assignments-empty')).not.toBeInTheDocument();
+  });
+
+  it('shows the username and a sign-out button in the header', async () => {
+    mockApi({
+      'GET /api/assignments/': () => json(200, []),
+      'POST /api/auth/logout/': () => json(204, null),
+    });
+    renderApp({ user: alice });
+    expect(screen.getByTestId('current-user')).toHaveTextContent('Signed in as alice');
+
+    await userEvent.click(screen.getByRole('button', { name: 'Sign out' }));
+    expect(await screen.findByLabelText('Username')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Sign out' })).not.toBeInTheDocument();
+  });
+
+  it('shows the Django admin link to staff only', async () => {
+    mockApi({ 'GET /api/assignments/': () => json(200, []) });
+    const { unmount } = renderApp({ user: alice });
+    await screen.findByTestId('assignments-empty');
+    expect(screen.queryByRole('link', { name: 'Django admin' })).not.toBeInTheDocument();
+    unmount();
+
+    renderApp({ user: { ...carol, is_annotator: true } });
+    await screen.findByTestId('assignments-empty');
+    expect(screen.getByRole('link', { name: 'Django admin' })).toHaveAttribute('href', '/admin/');
+  });
+
+  it('tells staff who do not annotate where to go instead of asking for assignments', () => {
+    const fetchMock = mockApi({});
+    renderApp({ user: carol });
+    expect(screen.getByTestId('not-annotator')).toHaveTextContent(
+      'Manage studies, batches and assignments in Django admin.',
+    );
+    expect(screen.getByRole('link', { name: 'Django admin' })).toHaveAttribute('href', '/admin/');
+    expect(fetchMock).not.toHaveBeenCalled();
+  });
+
+  it('shows an error with a retry when the list cannot load', async () => {
+    let calls = 0;
+    mockApi({
+      'GET /api/assignments/': () =>
+        ++calls === 1 ? json(500, { detail: 'Internal server error.' }) : json(200, []),
+    });
+    renderApp({ user: alice });
+    expect(await screen.findByRole('alert')).toHaveTextContent('Internal server error.');
+    await userEvent.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByTestId('assignments-empty')).toBeInTheDocument();
+  });
+
+  it('switches the language of the page and remembers it', async () => {
+    mockApi({ 'GET /api/assignments/': () => json(200, []) });
+    renderApp({ user: alice });
+    await screen.findByTestId('assignments-empty');
+
+    await userEvent.selectOptions(screen.getByLabelText('Language'), 'zh-CN');
+
+    expect(await screen.findByRole('heading', { name: '我的标注任务' })).toBeInTheDocument();
+    expect(screen.getByTestId('assignments-empty')).toHaveTextContent('暂无标注任务。');
+    expect(screen.getByRole('button', { name: '退出登录' })).toBeInTheDocument();
+    expect(document.documentElement.lang).toBe('zh-CN');
+    expect(window.localStorage.getItem('ffkv.language')).toBe('zh-CN');
+  });
+});

@@ -1,0 +1,92 @@
+import { useId, useState } from 'react';
+import type { FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Navigate, useLocation, useNavigate } from 'react-router-dom';
+import type { Location } from 'react-router-dom';
+
+import { errorMessage } from '../api/errorMessage';
+import { useAuth } from '../auth/AuthContext';
+import { Loading } from '../components/Loading';
+
+// Only paths inside the app: never bounce back to /login or off-site.
+function returnPath(state: unknown): string {
+  const from = (state as { from?: Location } | null)?.from;
+  const path = from?.pathname;
+  if (!path || !path.startsWith('/') || path.startsWith('//') || path === '/login') return '/';
+  return `${path}${from.search ?? ''}${from.hash ?? ''}`;
+}
+
+export function LoginPage() {
+  const { t } = useTranslation();
+  const { status, user, login } = useAuth();
+  const navigate = useNavigate();
+  const location = useLocation();
+  const baseId = useId();
+  const errorId = `${baseId}-error`;
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [submitting, setSubmitting] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  if (status === 'loading') return <Loading />;
+  if (user && !submitting) return <Navigate to={returnPath(location.state)} replace />;
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    setSubmitting(true);
+    setError(null);
+    try {
+      await login({ username: username.trim(), password });
+      navigate(returnPath(location.state), { replace: true });
+    } catch (failure) {
+      setError(errorMessage(failure, t) || t('login.failed'));
+      setPassword('');
+      setSubmitting(false);
+    }
+  }
+
+  return (
+    <section className="login card" aria-labelledby={`${baseId}-heading`}>
+      <h1 id={`${baseId}-heading`}>{t('login.heading')}</h1>
+      <p className="muted">{t('login.intro')}</p>
+      <form onSubmit={(event) => void onSubmit(event)}>
+        <div className="field">
+          <label htmlFor={`${baseId}-username`}>{t('login.username')}</label>
+          <input
+            id={`${baseId}-username`}
+            name="username"
+            autoComplete="username"
+            autoCapitalize="none"
+            spellCheck={false}
+            required
+            autoFocus
+            value={username}
+            onChange={(event) => setUsername(event.target.value)}
+            aria-describedby={error ? errorId : undefined}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor={`${baseId}-password`}>{t('login.password')}</label>
+          <input
+            id={`${baseId}-password`}
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+            aria-describedby={error ? errorId : undefined}
+          />
+        </div>
+        {error && (
+          <p id={errorId} role="alert" className="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" className="primary" disabled={submitting}>
+          {submitting ? t('login.submitting') : t('login.submit')}
+        </button>
+      </form>
+    </section>
+  );
+}
