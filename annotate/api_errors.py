@@ -23,5 +23,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         # PostgreSQL restarted under us (DESIGN §9): the client retries; nothing is lost
         # because every multi-row write runs in a transaction.
         logger.warning("database error answered with 503: %s", exc)
-        return Response({"detail": DATABASE_UNAVAILABLE}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(
+            {"detail": DATABASE_UNAVAILABLE}, status=status.HTTP_503_SERVICE_UNAVAILABLE
+        )
     return None

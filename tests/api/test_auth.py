@@ -65,9 +65,14 @@ def test_login_is_throttled(alice, api_client):
     ]
     assert statuses[:5] == [400] * 5
     assert statuses[5] == 429
-    assert "throttled" in api_client.post(
-        "/api/auth/login/", {"username": "alice", "password": PASSWORD}, format="json"
-    ).json()["detail"].lower()
+    assert (
+        "throttled"
+        in api_client.post(
+            "/api/auth/login/", {"username": "alice", "password": PASSWORD}, format="json"
+        )
+        .json()["detail"]
+        .lower()
+    )
 
 
 def test_inactive_user_cannot_log_in(alice, api_client):
