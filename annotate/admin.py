@@ -1,6 +1,16 @@
 from django.contrib import admin
 
-from .models import Annotation, Assignment, Batch, Key, Study, TriggerPrefix
+from .models import (
+    Annotation,
+    AnnotationEvent,
+    Assignment,
+    AssignmentKey,
+    Batch,
+    Key,
+    Pattern,
+    Study,
+    TriggerPrefix,
+)
 
 
 @admin.register(Study)
@@ -29,10 +39,17 @@ class BatchAdmin(admin.ModelAdmin):
     filter_horizontal = ["keys"]
 
 
+class AssignmentKeyInline(admin.TabularInline):
+    model = AssignmentKey
+    raw_id_fields = ["key"]
+    extra = 0
+
+
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ["batch", "annotator", "created_at"]
     list_select_related = ["batch__study", "annotator"]
+    inlines = [AssignmentKeyInline]
 
 
 @admin.register(Annotation)
@@ -40,3 +57,30 @@ class AnnotationAdmin(admin.ModelAdmin):
     list_display = ["key", "annotator", "status", "version", "updated_at"]
     list_filter = ["status"]
     list_select_related = ["key__study", "annotator"]
+
+
+@admin.register(Pattern)
+class PatternAdmin(admin.ModelAdmin):
+    list_display = ["annotation", "kind", "description", "updated_at"]
+    list_filter = ["kind"]
+    list_select_related = ["annotation__key__study", "annotation__annotator"]
+    raw_id_fields = ["annotation"]
+    filter_horizontal = ["prefixes"]
+
+
+@admin.register(AnnotationEvent)
+class AnnotationEventAdmin(admin.ModelAdmin):
+    """The audit trail is read-only: it records what happened."""
+
+    list_display = ["annotation", "action", "actor", "at"]
+    list_filter = ["action"]
+    list_select_related = ["annotation__key", "annotation__annotator", "actor"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

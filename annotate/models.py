@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Study(models.Model):
@@ -111,12 +112,19 @@ class Batch(models.Model):
 
 
 class Assignment(models.Model):
-    """A batch given to one annotator."""
+    """A batch given to one annotator: the keys of the batch that this annotator labels.
+
+    An assignment names its keys (a subset of the batch's keys) rather than meaning "the
+    whole batch", so that an overlap N smaller than the number of annotators M can split
+    a batch (each key seen by exactly N of the M), and so that deactivating an annotator
+    can hand their unfinished keys, and only those, to someone else.
+    """
 
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
     )
+    keys = models.ManyToManyField(Key, through="AssignmentKey", related_name="assignments")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -129,6 +137,21 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.batch} → {self.annotator}"
+
+
+class AssignmentKey(models.Model):
+    """One key of an assignment; always a key of the assignment's batch (services check)."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="+")
+    key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "key"], name="assignment_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment_id}:{self.key_id}"
 
 
 class Annotation(models.Model):
@@ -158,3 +181,76 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} by {self.annotator}"
+
+
+class Pattern(models.Model):
+    """A recurring pattern that an annotator sees in at least 3 of a key's trigger prefixes.
+
+    The 3-prefix rule and "all prefixes of the annotation's own key" are enforced by the
+    services (``annotate.services.pattern_create``), not here: a many-to-many cannot be
+    checked by a row constraint.
+    """
+
+    class Kind(models.TextChoices):
+        SHALLOW = "shallow", "shallow"
+        SEMANTIC = "semantic", "semantic"
+        SHALLOW_SEMANTIC = "shallow+semantic", "shallow+semantic"
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="patterns")
+    description = models.TextField()
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    prefixes = models.ManyToManyField(TriggerPrefix, related_name="patterns")
+    order = models.PositiveIntegerField(default=0)
+    # Set by the client on create so that a retried POST finds the pattern it made.
+    client_id = models.UUIDField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["annotation", "order", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotation", "client_id"], name="pattern_client_id_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["shallow", "semantic", "shallow+semantic"]),
+                name="pattern_kind_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotation}: {self.description[:40]}"
+
+
+class AnnotationEvent(models.Model):
+    """The audit trail: who changed an annotation, when, and its state before and after.
+
+    ``before``/``after`` hold the annotation's state (note, status, version, patterns with
+    their prefix ranks) as written by ``annotate.services.annotation_state``.
+    """
+
+    class Action(models.TextChoices):
+        CREATE = "create", "create"
+        SAVE = "save", "save"
+        PATTERN_CREATE = "pattern_create", "pattern create"
+        PATTERN_UPDATE = "pattern_update", "pattern update"
+        PATTERN_DELETE = "pattern_delete", "pattern delete"
+        SUBMIT = "submit", "submit"
+        REOPEN = "reopen", "reopen"
+        REASSIGN = "reassign", "reassign"
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(default=timezone.now)
+    action = models.CharField(max_length=20, choices=Action.choices)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [models.Index(fields=["annotation", "at"], name="annotation_event_by_time")]
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.annotation_id} by {self.actor_id}"

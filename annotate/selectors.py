@@ -1,27 +1,199 @@
-"""Reads of the annotation domain."""
+"""Reads of the annotation domain.
+
+Every selector that an API request calls costs a fixed number of queries, whatever the
+number of keys, prefixes, patterns or annotators (``tests/api`` counts them).
+"""
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, OuterRef, QuerySet, Subquery, Value
+from django.db.models import (
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 
-from .models import Annotation, Assignment
+from .models import (
+    Annotation,
+    Assignment,
+    AssignmentKey,
+    Batch,
+    Key,
+    Pattern,
+    Study,
+    TriggerPrefix,
+)
+from .permissions import ANNOTATOR_GROUP
+
+User = AbstractBaseUser | AnonymousUser
+
+# --- labels -----------------------------------------------------------------------------
+
+LABEL_SHALLOW = "shallow"
+LABEL_SEMANTIC = "semantic"
+LABEL_SHALLOW_SEMANTIC = "shallow+semantic"
+LABEL_NOT_COVERED = "not-covered"
+LABELS = (LABEL_SHALLOW, LABEL_SEMANTIC, LABEL_SHALLOW_SEMANTIC, LABEL_NOT_COVERED)
 
 
-def assignment_list_for_annotator(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Assignment]:
-    """The user's assignments with their batch size and how many keys they submitted.
+def label_for_kinds(kinds: Iterable[str]) -> str:
+    """A prefix's label from the kinds of the patterns that cover it (DESIGN §1).
+
+    Covered by a shallow+semantic pattern, or by both a shallow and a semantic pattern:
+    shallow+semantic. Covered by none: not-covered.
+    """
+    kinds = set(kinds)
+    if (
+        Pattern.Kind.SHALLOW_SEMANTIC in kinds
+        or {Pattern.Kind.SHALLOW, Pattern.Kind.SEMANTIC} <= kinds
+    ):
+        return LABEL_SHALLOW_SEMANTIC
+    if Pattern.Kind.SHALLOW in kinds:
+        return LABEL_SHALLOW
+    if Pattern.Kind.SEMANTIC in kinds:
+        return LABEL_SEMANTIC
+    return LABEL_NOT_COVERED
+
+
+def prefix_labels(*, ranks: Sequence[int], patterns: Iterable[PatternView]) -> list[str]:
+    """The label of each rank in ``ranks``, from the patterns' kinds and covered ranks."""
+    kinds: dict[int, set[str]] = defaultdict(set)
+    for pattern in patterns:
+        for rank in pattern.prefix_ranks:
+            kinds[rank].add(pattern.kind)
+    return [label_for_kinds(kinds.get(rank, ())) for rank in ranks]
+
+
+# --- annotations ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PatternView:
+    id: int
+    description: str
+    kind: str
+    prefix_ranks: list[int]
+    order: int
+    client_id: Any
+
+
+@dataclass(frozen=True)
+class PrefixLabel:
+    rank: int
+    label: str
+
+
+@dataclass(frozen=True)
+class AnnotationView:
+    """One annotation as the API shows it to its author: patterns and derived labels."""
+
+    id: int
+    key_id: int
+    status: str
+    note: str
+    version: int
+    submitted_at: Any
+    updated_at: Any
+    patterns: list[PatternView]
+    labels: list[PrefixLabel]
+
+
+def annotation_view(
+    *, annotation: Annotation, ranks: Sequence[int] | None = None
+) -> AnnotationView:
+    """The annotation with its patterns and the label of every prefix of its key.
+
+    Three queries (patterns, their ranks, and the key's ranks unless ``ranks`` is given)
+    whatever the number of patterns and prefixes.
+    """
+    if ranks is None:
+        ranks = list(
+            TriggerPrefix.objects.filter(key_id=annotation.key_id)
+            .order_by("rank")
+            .values_list("rank", flat=True)
+        )
+    covered: dict[int, list[int]] = defaultdict(list)
+    through = Pattern.prefixes.through.objects.filter(pattern__annotation_id=annotation.pk)
+    for pattern_id, rank in through.values_list("pattern_id", "triggerprefix__rank"):
+        covered[pattern_id].append(rank)
+    patterns = [
+        PatternView(
+            id=pattern.pk,
+            description=pattern.description,
+            kind=pattern.kind,
+            prefix_ranks=sorted(covered[pattern.pk]),
+            order=pattern.order,
+            client_id=pattern.client_id,
+        )
+        for pattern in Pattern.objects.filter(annotation_id=annotation.pk).order_by("order", "id")
+    ]
+    labels = prefix_labels(ranks=ranks, patterns=patterns)
+    return AnnotationView(
+        id=annotation.pk,
+        key_id=annotation.key_id,
+        status=annotation.status,
+        note=annotation.note,
+        version=annotation.version,
+        submitted_at=annotation.submitted_at,
+        updated_at=annotation.updated_at,
+        patterns=patterns,
+        labels=[PrefixLabel(rank=r, label=label) for r, label in zip(ranks, labels, strict=True)],
+    )
+
+
+def annotation_get_for_annotator(*, key: Key, user: User) -> Annotation | None:
+    """The user's own annotation of ``key`` (never another annotator's)."""
+    return Annotation.objects.filter(key=key, annotator_id=user.pk).first()
+
+
+def pattern_get_for_annotator(*, key: Key, pattern_id: int, user: User) -> Pattern | None:
+    """A pattern of the user's own annotation of ``key``; None for anyone else's."""
+    return (
+        Pattern.objects.filter(pk=pattern_id, annotation__key=key, annotation__annotator_id=user.pk)
+        .select_related("annotation")
+        .first()
+    )
+
+
+# --- the annotator's keys ---------------------------------------------------------------
+
+
+def _assigned_to(user: User) -> QuerySet[AssignmentKey]:
+    return AssignmentKey.objects.filter(assignment__annotator_id=user.pk)
+
+
+def assignment_list_for_annotator(*, user: User) -> QuerySet[Assignment]:
+    """The user's assignments with their number of keys and how many they submitted.
 
     One query whatever the number of assignments (two subqueries, no N+1).
     """
     submitted = (
-        Annotation.objects.filter(
-            annotator=OuterRef("annotator"),
-            status=Annotation.Status.SUBMITTED,
-            key__batches=OuterRef("batch"),
+        AssignmentKey.objects.filter(
+            assignment=OuterRef("pk"),
+            key__annotations__annotator=OuterRef("annotator"),
+            key__annotations__status=Annotation.Status.SUBMITTED,
         )
         .order_by()
-        .values("annotator")
+        .values("assignment")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    total = (
+        AssignmentKey.objects.filter(assignment=OuterRef("pk"))
+        .order_by()
+        .values("assignment")
         .annotate(n=Count("id"))
         .values("n")
     )
@@ -29,8 +201,221 @@ def assignment_list_for_annotator(*, user: AbstractBaseUser | AnonymousUser) -> 
         Assignment.objects.filter(annotator_id=user.pk)
         .select_related("batch__study")
         .annotate(
-            keys_total=Count("batch__keys", distinct=True),
-            keys_submitted=Coalesce(Subquery(submitted), Value(0)),
+            keys_total=Coalesce(Subquery(total, output_field=IntegerField()), Value(0)),
+            keys_submitted=Coalesce(Subquery(submitted, output_field=IntegerField()), Value(0)),
         )
         .order_by("created_at", "id")
     )
+
+
+def assignment_get_for_annotator(*, assignment_id: int, user: User) -> Assignment | None:
+    return Assignment.objects.filter(pk=assignment_id, annotator_id=user.pk).first()
+
+
+def key_list_for_assignment(*, assignment: Assignment) -> QuerySet[Key]:
+    """The assignment's keys in (layer, index) order with the annotator's own status
+    (None: not opened, draft, submitted), version and number of patterns. One query."""
+    mine = Annotation.objects.filter(key=OuterRef("pk"), annotator_id=assignment.annotator_id)
+    n_patterns = (
+        Pattern.objects.filter(
+            annotation__key=OuterRef("pk"), annotation__annotator_id=assignment.annotator_id
+        )
+        .order_by()
+        .values("annotation")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return (
+        Key.objects.filter(
+            Exists(AssignmentKey.objects.filter(assignment=assignment, key=OuterRef("pk")))
+        )
+        .annotate(
+            my_status=Subquery(mine.values("status")[:1]),
+            my_version=Subquery(mine.values("version")[:1], output_field=IntegerField()),
+            my_patterns=Coalesce(Subquery(n_patterns, output_field=IntegerField()), Value(0)),
+        )
+        .order_by("layer", "index")
+    )
+
+
+@dataclass(frozen=True)
+class NextKey:
+    key_id: int
+    assignment_id: int
+
+
+def key_next_for_annotator(*, user: User, assignment_id: int | None = None) -> NextKey | None:
+    """The annotator's next unfinished (not submitted) key: assignments oldest first, then
+    keys in (layer, index) order. Deterministic, one query."""
+    submitted = Annotation.objects.filter(
+        key_id=OuterRef("key_id"), annotator_id=user.pk, status=Annotation.Status.SUBMITTED
+    )
+    rows = _assigned_to(user).exclude(Exists(submitted))
+    if assignment_id is not None:
+        rows = rows.filter(assignment_id=assignment_id)
+    row = (
+        rows.order_by("assignment__created_at", "assignment_id", "key__layer", "key__index")
+        .values_list("key_id", "assignment_id")
+        .first()
+    )
+    return None if row is None else NextKey(key_id=row[0], assignment_id=row[1])
+
+
+def key_get_for_annotator(*, key_id: int, user: User) -> Key | None:
+    """The key with its study and prefixes (rank order), only if it is in one of the
+    user's assignments; None otherwise, whether or not the key exists. Two queries."""
+    return (
+        Key.objects.filter(
+            Exists(_assigned_to(user).filter(key=OuterRef("pk"))),
+            pk=key_id,
+        )
+        .select_related("study")
+        .prefetch_related(Prefetch("prefixes", queryset=TriggerPrefix.objects.order_by("rank")))
+        .first()
+    )
+
+
+# --- admin ------------------------------------------------------------------------------
+
+
+def study_list() -> QuerySet[Study]:
+    return Study.objects.annotate(key_count=Count("keys")).order_by("-created_at", "-id")
+
+
+def study_get(*, study_id: int) -> Study | None:
+    return Study.objects.annotate(key_count=Count("keys")).filter(pk=study_id).first()
+
+
+def study_layers(*, study: Study) -> list[dict[str, int]]:
+    """Per layer (from 1): how many sampled keys the study has."""
+    rows = (
+        Key.objects.filter(study=study)
+        .order_by()
+        .values("layer")
+        .annotate(key_count=Count("id"))
+        .order_by("layer")
+    )
+    return [{"layer": row["layer"], "key_count": row["key_count"]} for row in rows]
+
+
+def _batches() -> QuerySet[Batch]:
+    return Batch.objects.annotate(key_count=Count("keys", distinct=True)).prefetch_related(
+        Prefetch(
+            "assignments", queryset=Assignment.objects.select_related("annotator").order_by("id")
+        )
+    )
+
+
+def batch_list_for_study(*, study: Study) -> QuerySet[Batch]:
+    """The study's batches with their key count and annotators. Two queries."""
+    return _batches().filter(study=study).order_by("created_at", "id")
+
+
+def batch_get(*, batch_id: int) -> Batch | None:
+    return _batches().filter(pk=batch_id).select_related("study").first()
+
+
+def _status_counts(statuses: Iterable[str | None]) -> dict[str, int]:
+    counts = Counter(statuses)
+    return {
+        "submitted": counts[Annotation.Status.SUBMITTED],
+        "draft": counts[Annotation.Status.DRAFT],
+        "new": counts[None],
+    }
+
+
+def batch_progress(*, batch: Batch) -> dict[str, Any]:
+    """Progress of a batch per annotator and per layer. Three queries.
+
+    A unit of work is one (annotator, key) pair of the batch's assignments; each is new
+    (not opened), draft or submitted.
+    """
+    pairs = list(
+        AssignmentKey.objects.filter(assignment__batch=batch).values_list(
+            "assignment__annotator_id", "key_id", "key__layer"
+        )
+    )
+    status = {
+        (annotator_id, key_id): s
+        for annotator_id, key_id, s in Annotation.objects.filter(
+            key__batches=batch, annotator_id__in={a for a, _, _ in pairs}
+        ).values_list("annotator_id", "key_id", "status")
+    }
+    users = {
+        row["annotator_id"]: row
+        for row in Assignment.objects.filter(batch=batch).values(
+            "annotator_id", "annotator__username", "annotator__is_active"
+        )
+    }
+    by_annotator: dict[int, list[str | None]] = defaultdict(list)
+    by_layer: dict[int, list[str | None]] = defaultdict(list)
+    per_key: Counter[int] = Counter()
+    every: list[str | None] = []
+    for annotator_id, key_id, layer in pairs:
+        s = status.get((annotator_id, key_id))
+        every.append(s)
+        by_annotator[annotator_id].append(s)
+        by_layer[layer].append(s)
+        per_key[key_id] += 1
+    per_annotator = [
+        {
+            "annotator_id": annotator_id,
+            "username": row["annotator__username"],
+            "is_active": row["annotator__is_active"],
+            "keys_assigned": len(by_annotator[annotator_id]),
+            **_status_counts(by_annotator[annotator_id]),
+        }
+        for annotator_id, row in sorted(users.items(), key=lambda kv: kv[1]["annotator__username"])
+    ]
+    per_layer = [
+        {"layer": layer, "keys_assigned": len(rows), **_status_counts(rows)}
+        for layer, rows in sorted(by_layer.items())
+    ]
+    return {
+        "batch_id": batch.pk,
+        "keys_total": batch.keys.count(),
+        "annotators_per_key_min": min(per_key.values(), default=0),
+        "annotators_per_key_max": max(per_key.values(), default=0),
+        "total": {"keys_assigned": len(pairs), **_status_counts(every)},
+        "per_annotator": per_annotator,
+        "per_layer": per_layer,
+    }
+
+
+def annotator_list() -> QuerySet[Any]:
+    """Every annotator (active or not) with their assigned and submitted key counts."""
+    assigned = (
+        AssignmentKey.objects.filter(assignment__annotator=OuterRef("pk"))
+        .order_by()
+        .values("assignment__annotator")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    submitted = (
+        Annotation.objects.filter(annotator=OuterRef("pk"), status=Annotation.Status.SUBMITTED)
+        .order_by()
+        .values("annotator")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return (
+        get_user_model()
+        .objects.filter(groups__name=ANNOTATOR_GROUP)
+        .annotate(
+            keys_assigned=Coalesce(Subquery(assigned, output_field=IntegerField()), Value(0)),
+            keys_submitted=Coalesce(Subquery(submitted, output_field=IntegerField()), Value(0)),
+        )
+        .order_by("username")
+    )
+
+
+def annotator_get(*, user_id: int) -> Any:
+    return annotator_list().filter(pk=user_id).first()
+
+
+def user_find(*, ref: int | str) -> Any:
+    """A user by id (int) or username (str); None when there is none."""
+    users = get_user_model().objects
+    if isinstance(ref, int):
+        return users.filter(pk=ref).first()
+    return users.filter(username=ref).first()

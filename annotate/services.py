@@ -1,13 +1,110 @@
-"""Writes of the annotation domain."""
+"""Writes of the annotation domain.
+
+Every service is keyword-only, runs in one transaction, and every service that changes
+an annotation or its patterns leaves an ``AnnotationEvent`` with the state before and
+after (DESIGN §9: no annotation is ever lost, and every change can be traced).
+
+Optimistic concurrency (DESIGN §4.2): every write names the annotation ``version`` it
+read; a write made from a stale version raises ``StaleVersion`` (the API answers 409 with
+the current state) and changes nothing. Each successful write bumps the version by one.
+"""
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser, Group
-from django.db import transaction
+import random
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from .models import Assignment, Batch, Key, Study
-from .permissions import ANNOTATOR_GROUP
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser, Group, User
+from django.db import transaction
+from django.db.models import Exists, Max, OuterRef
+from django.utils import timezone
+
+from .models import (
+    Annotation,
+    AnnotationEvent,
+    Assignment,
+    AssignmentKey,
+    Batch,
+    Key,
+    Pattern,
+    Study,
+    TriggerPrefix,
+)
+from .permissions import ANNOTATOR_GROUP, user_is_annotator
+
+# The 3-prefix rule (Geva et al. 2021, §3.1): a pattern must occur in at least 3 of the
+# key's top trigger prefixes.
+PATTERN_MIN_PREFIXES = 3
+
+PATTERN_NEEDS_THREE_PREFIXES = "A pattern must cover at least 3 of the key's trigger prefixes."
+PATTERN_PREFIX_OF_ANOTHER_KEY = "A pattern can only cover trigger prefixes of its own key."
+PATTERN_DUPLICATE_PREFIXES = "A pattern cannot cover the same trigger prefix twice."
+PATTERN_NEEDS_DESCRIPTION = "A pattern needs a description."
+PATTERN_KIND_UNKNOWN = "A pattern's kind must be shallow, semantic or shallow+semantic."
+STALE_VERSION = (
+    "This annotation was changed elsewhere (another tab or device) since you loaded it; "
+    "here is its current state."
+)
+ANNOTATION_IS_SUBMITTED = "This annotation is submitted: reopen it before changing it."
+KEY_NOT_ASSIGNED = "This key is not in any of your assignments."
+BATCH_NAME_TAKEN = "This study already has a batch with this name."
+BATCH_NEEDS_KEYS = "A batch needs at least one key."
+BATCH_KEY_OF_ANOTHER_STUDY = "Every key of a batch must belong to the batch's study."
+BATCH_LAYERS_EMPTY = "The study has no keys in layer(s): {layers}."
+BATCH_SAMPLE_TOO_LARGE = "Cannot sample {n} keys: only {available} keys are available."
+BATCH_KEYS_UNKNOWN = "The study has no key(s): {keys}."
+BATCH_KEYS_DUPLICATED = "The list names key(s) more than once: {keys}."
+BATCH_ALREADY_ASSIGNED = (
+    "This batch is already assigned; create another batch to assign its keys again."
+)
+ASSIGNMENT_OVERLAP_OUT_OF_RANGE = (
+    "The overlap must be between 1 and the number of annotators ({n})."
+)
+ASSIGNMENT_ANNOTATORS_DUPLICATED = "Each annotator can be named only once."
+NOT_AN_ACTIVE_ANNOTATOR = "{username} is not an active annotator."
+REASSIGN_TO_SAME_ANNOTATOR = (
+    "Unfinished keys cannot be reassigned to the annotator being deactivated."
+)
+
+
+class ServiceError(Exception):
+    """A domain rule refused the write. ``message`` is meant for people (API: 400)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class KeyNotAssigned(ServiceError):
+    """The key is not in one of the annotator's assignments (API: 404, no leak)."""
+
+    def __init__(self) -> None:
+        super().__init__(KEY_NOT_ASSIGNED)
+
+
+class AnnotationConflict(ServiceError):
+    """The write does not apply to the annotation as it is now (API: 409 + current state)."""
+
+    def __init__(self, message: str, *, annotation: Annotation) -> None:
+        super().__init__(message)
+        self.annotation = annotation
+
+
+class StaleVersion(AnnotationConflict):
+    def __init__(self, *, annotation: Annotation) -> None:
+        super().__init__(STALE_VERSION, annotation=annotation)
+
+
+class AnnotationSubmitted(AnnotationConflict):
+    def __init__(self, *, annotation: Annotation) -> None:
+        super().__init__(ANNOTATION_IS_SUBMITTED, annotation=annotation)
+
+
+# --- accounts ---------------------------------------------------------------------------
 
 
 @transaction.atomic
@@ -28,14 +125,494 @@ def user_create_annotator(
     return user
 
 
+# --- studies --------------------------------------------------------------------------
+
+
 @transaction.atomic
-def batch_create(*, study: Study, name: str, keys: list[Key], created_by=None) -> Batch:
+def study_update(*, study: Study, show_value_tokens: bool | None = None) -> Study:
+    """The study's settings that an admin may change after mining (the rest is mined)."""
+    if show_value_tokens is not None:
+        study.show_value_tokens = show_value_tokens
+        study.save(update_fields=["show_value_tokens"])
+    return study
+
+
+# --- batches ----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def batch_create(
+    *, study: Study, name: str, keys: Sequence[Key], created_by: User | None = None
+) -> Batch:
+    """A batch of the given keys of ``study``; the mode-specific services below choose them."""
+    if Batch.objects.filter(study=study, name=name).exists():
+        raise ServiceError(BATCH_NAME_TAKEN)
+    if any(key.study_id != study.pk for key in keys):
+        raise ServiceError(BATCH_KEY_OF_ANOTHER_STUDY)
     batch = Batch.objects.create(study=study, name=name, created_by=created_by)
     batch.keys.add(*keys)
     return batch
 
 
 @transaction.atomic
-def assignment_create(*, batch: Batch, annotator) -> Assignment:
+def batch_create_by_layers(
+    *,
+    study: Study,
+    name: str,
+    layers: Sequence[int],
+    created_by: User | None = None,
+) -> Batch:
+    """Every key of the study in the given layers (numbered from 1)."""
+    wanted = sorted(set(layers))
+    keys = list(Key.objects.filter(study=study, layer__in=wanted).order_by("layer", "index"))
+    empty = sorted(set(wanted) - {key.layer for key in keys})
+    if not wanted:
+        raise ServiceError(BATCH_NEEDS_KEYS)
+    if empty:
+        raise ServiceError(BATCH_LAYERS_EMPTY.format(layers=", ".join(map(str, empty))))
+    return batch_create(study=study, name=name, keys=keys, created_by=created_by)
+
+
+@transaction.atomic
+def batch_create_by_random_sample(
+    *,
+    study: Study,
+    name: str,
+    n: int,
+    seed: int,
+    layers: Sequence[int] | None = None,
+    created_by: User | None = None,
+) -> Batch:
+    """``n`` keys drawn without replacement with ``random.Random(seed)``.
+
+    Reproducible: the candidates are listed in (layer, index) order before sampling, so
+    the same study, layers, n and seed always give the same keys.
+    """
+    candidates = Key.objects.filter(study=study)
+    if layers:
+        candidates = candidates.filter(layer__in=set(layers))
+    ids = list(candidates.order_by("layer", "index").values_list("id", flat=True))
+    if n < 1:
+        raise ServiceError(BATCH_NEEDS_KEYS)
+    if n > len(ids):
+        raise ServiceError(BATCH_SAMPLE_TOO_LARGE.format(n=n, available=len(ids)))
+    chosen = set(random.Random(seed).sample(ids, n))
+    keys = [key for key in Key.objects.filter(id__in=chosen).order_by("layer", "index")]
+    return batch_create(study=study, name=name, keys=keys, created_by=created_by)
+
+
+@transaction.atomic
+def batch_create_from_list(
+    *,
+    study: Study,
+    name: str,
+    keys: Sequence[tuple[int, int]],
+    created_by: User | None = None,
+) -> Batch:
+    """The keys named as (layer, index) pairs; an unknown or repeated pair is an error."""
+    if not keys:
+        raise ServiceError(BATCH_NEEDS_KEYS)
+    wanted = [(int(layer), int(index)) for layer, index in keys]
+    repeated = sorted({pair for pair in wanted if wanted.count(pair) > 1})
+    if repeated:
+        raise ServiceError(BATCH_KEYS_DUPLICATED.format(keys=_pairs(repeated)))
+    found = {
+        (key.layer, key.index): key
+        for key in Key.objects.filter(
+            study=study,
+            layer__in={layer for layer, _ in wanted},
+            index__in={index for _, index in wanted},
+        )
+    }
+    unknown = [pair for pair in wanted if pair not in found]
+    if unknown:
+        raise ServiceError(BATCH_KEYS_UNKNOWN.format(keys=_pairs(unknown)))
+    return batch_create(
+        study=study, name=name, keys=[found[pair] for pair in wanted], created_by=created_by
+    )
+
+
+def _pairs(pairs: Sequence[tuple[int, int]], limit: int = 10) -> str:
+    shown = ", ".join(f"{layer}:{index}" for layer, index in pairs[:limit])
+    return shown + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
+
+
+# --- assignments ------------------------------------------------------------------------
+
+
+@transaction.atomic
+def assignment_create(*, batch: Batch, annotator: User) -> Assignment:
+    """Give every key of ``batch`` to ``annotator``. Idempotent: a rerun adds nothing."""
     assignment, _ = Assignment.objects.get_or_create(batch=batch, annotator=annotator)
+    key_ids = batch.keys.values_list("id", flat=True)
+    AssignmentKey.objects.bulk_create(
+        [AssignmentKey(assignment=assignment, key_id=key_id) for key_id in key_ids],
+        ignore_conflicts=True,
+    )
     return assignment
+
+
+@transaction.atomic
+def assignment_create_with_overlap(
+    *, batch: Batch, annotators: Sequence[User], overlap: int
+) -> list[Assignment]:
+    """Give ``batch`` to M annotators so that every key is seen by exactly ``overlap`` of them.
+
+    The model chosen: with M annotators and overlap N (1 ≤ N ≤ M), the batch's keys in
+    (layer, index) order are dealt round-robin: key j goes to annotators
+    (j·N + t) mod M for t = 0..N-1. Each key gets N distinct annotators and the load is
+    balanced (every annotator gets ⌊K·N/M⌋ or ⌈K·N/M⌉ keys). N = M gives every annotator
+    the whole batch, which is the paper's set-up for measuring agreement.
+
+    A batch is assigned once: assigning an already assigned batch is refused, so that the
+    overlap it was made with stays true. Annotators must be distinct active annotators.
+    """
+    users = list(annotators)
+    if len({user.pk for user in users}) != len(users):
+        raise ServiceError(ASSIGNMENT_ANNOTATORS_DUPLICATED)
+    if not 1 <= overlap <= len(users):
+        raise ServiceError(ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(n=len(users)))
+    for user in users:
+        if not user_is_annotator(user):
+            raise ServiceError(NOT_AN_ACTIVE_ANNOTATOR.format(username=user.get_username()))
+    # Lock the batch so that two admins assigning it at once cannot both pass the check.
+    Batch.objects.select_for_update().filter(pk=batch.pk).first()
+    if Assignment.objects.filter(batch=batch).exists():
+        raise ServiceError(BATCH_ALREADY_ASSIGNED)
+    if not batch.keys.exists():
+        raise ServiceError(BATCH_NEEDS_KEYS)
+    assignments = [Assignment.objects.create(batch=batch, annotator=user) for user in users]
+    key_ids = list(batch.keys.order_by("layer", "index").values_list("id", flat=True))
+    m = len(assignments)
+    rows = [
+        AssignmentKey(assignment=assignments[(j * overlap + t) % m], key_id=key_id)
+        for j, key_id in enumerate(key_ids)
+        for t in range(overlap)
+    ]
+    AssignmentKey.objects.bulk_create(rows)
+    return assignments
+
+
+@dataclass(frozen=True)
+class ReassignResult:
+    keys_moved: int
+    keys_skipped: int
+    drafts_moved: int
+
+
+@transaction.atomic
+def annotator_deactivate_and_reassign(
+    *,
+    annotator: User,
+    reassign_to: User,
+    actor: User | None,
+    transfer_drafts: bool = True,
+) -> ReassignResult:
+    """Deactivate ``annotator`` and hand their unfinished keys to ``reassign_to``.
+
+    Unfinished = assigned and not submitted. Submitted work stays with its author and
+    keeps counting. Each unfinished key moves into ``reassign_to``'s assignment of the
+    same batch (created if needed); a key that ``reassign_to`` already has (or already
+    annotated) is skipped, since one person cannot be two of a key's N annotators.
+
+    With ``transfer_drafts`` (the default) the draft annotation of a moved key goes along,
+    so no work is lost; its audit trail records the hand-over (action ``reassign``).
+    Without it, the draft stays with its author for the record and the new annotator
+    starts blank (keeps the new annotator blind to the old one's patterns).
+    """
+    if annotator.pk == reassign_to.pk:
+        raise ServiceError(REASSIGN_TO_SAME_ANNOTATOR)
+    if not annotator.groups.filter(name=ANNOTATOR_GROUP).exists():
+        raise ServiceError(NOT_AN_ACTIVE_ANNOTATOR.format(username=annotator.get_username()))
+    if not user_is_annotator(reassign_to):
+        raise ServiceError(NOT_AN_ACTIVE_ANNOTATOR.format(username=reassign_to.get_username()))
+
+    annotator.is_active = False
+    annotator.save(update_fields=["is_active"])
+
+    submitted = Annotation.objects.filter(
+        annotator=annotator, key_id=OuterRef("key_id"), status=Annotation.Status.SUBMITTED
+    )
+    unfinished = list(
+        AssignmentKey.objects.filter(assignment__annotator=annotator)
+        .exclude(Exists(submitted))
+        .values_list("id", "assignment__batch_id", "key_id")
+        .order_by("id")
+    )
+    taken = set(
+        AssignmentKey.objects.filter(assignment__annotator=reassign_to).values_list(
+            "key_id", flat=True
+        )
+    ) | set(Annotation.objects.filter(annotator=reassign_to).values_list("key_id", flat=True))
+
+    targets: dict[int, Assignment] = {}
+    moved: list[AssignmentKey] = []
+    moved_key_ids: set[int] = set()
+    for _, batch_id, key_id in unfinished:
+        if key_id in taken or key_id in moved_key_ids:
+            continue
+        if batch_id not in targets:
+            targets[batch_id], _ = Assignment.objects.get_or_create(
+                batch_id=batch_id, annotator=reassign_to
+            )
+        moved.append(AssignmentKey(assignment=targets[batch_id], key_id=key_id))
+        moved_key_ids.add(key_id)
+    AssignmentKey.objects.bulk_create(moved, ignore_conflicts=True)
+    AssignmentKey.objects.filter(id__in=[row_id for row_id, _, _ in unfinished]).delete()
+
+    drafts_moved = 0
+    if transfer_drafts:
+        drafts = Annotation.objects.select_for_update().filter(
+            annotator=annotator, key_id__in=moved_key_ids, status=Annotation.Status.DRAFT
+        )
+        for draft in drafts:
+            before = annotation_state(annotation=draft)
+            draft.annotator = reassign_to
+            draft.version += 1
+            draft.save(update_fields=["annotator", "version", "updated_at"])
+            _record(draft, actor, AnnotationEvent.Action.REASSIGN, before)
+            drafts_moved += 1
+    return ReassignResult(
+        keys_moved=len(moved),
+        keys_skipped=len(unfinished) - len(moved),
+        drafts_moved=drafts_moved,
+    )
+
+
+# --- annotations ------------------------------------------------------------------------
+
+
+def annotation_state(*, annotation: Annotation) -> dict[str, Any]:
+    """The annotation as JSON, as the audit trail stores it (before/after)."""
+    ranks: dict[int, list[int]] = {}
+    through = Pattern.prefixes.through.objects.filter(pattern__annotation=annotation)
+    for pattern_id, rank in through.values_list("pattern_id", "triggerprefix__rank"):
+        ranks.setdefault(pattern_id, []).append(rank)
+    patterns = Pattern.objects.filter(annotation=annotation).order_by("order", "id")
+    return {
+        "annotator": annotation.annotator.get_username(),
+        "status": annotation.status,
+        "note": annotation.note,
+        "version": annotation.version,
+        "patterns": [
+            {
+                "id": pattern.pk,
+                "description": pattern.description,
+                "kind": pattern.kind,
+                "prefix_ranks": sorted(ranks.get(pattern.pk, [])),
+                "client_id": str(pattern.client_id) if pattern.client_id else None,
+            }
+            for pattern in patterns
+        ],
+    }
+
+
+def _record(
+    annotation: Annotation,
+    actor: User | None,
+    action: str,
+    before: dict[str, Any] | None,
+) -> None:
+    AnnotationEvent.objects.create(
+        annotation=annotation,
+        actor=actor,
+        action=action,
+        before=before,
+        after=annotation_state(annotation=annotation),
+    )
+
+
+def _lock(annotation: Annotation) -> Annotation:
+    # A row lock on PostgreSQL; SQLite runs write transactions one at a time (IMMEDIATE).
+    return Annotation.objects.select_for_update().select_related("annotator").get(pk=annotation.pk)
+
+
+def _check_writable(annotation: Annotation, version: int) -> None:
+    if annotation.version != version:
+        raise StaleVersion(annotation=annotation)
+    if annotation.status == Annotation.Status.SUBMITTED:
+        raise AnnotationSubmitted(annotation=annotation)
+
+
+def _bump(annotation: Annotation, *fields: str) -> None:
+    annotation.version += 1
+    annotation.save(update_fields=[*fields, "version", "updated_at"])
+
+
+def _key_is_assigned(*, key: Key, annotator: User) -> bool:
+    return AssignmentKey.objects.filter(key=key, assignment__annotator=annotator).exists()
+
+
+@transaction.atomic
+def annotation_get_or_create_for(*, key: Key, annotator: User) -> Annotation:
+    """The annotator's annotation of ``key``, created as an empty draft on first use.
+
+    Only for a key in one of the annotator's assignments (``KeyNotAssigned`` otherwise).
+    """
+    if not _key_is_assigned(key=key, annotator=annotator):
+        raise KeyNotAssigned
+    annotation, created = Annotation.objects.get_or_create(key=key, annotator=annotator)
+    if created:
+        _record(annotation, annotator, AnnotationEvent.Action.CREATE, None)
+    return annotation
+
+
+@transaction.atomic
+def annotation_save(*, annotation: Annotation, actor: User, note: str, version: int) -> Annotation:
+    """Save the note (autosave). Saving the note it already has is a no-op, so a retried
+    request that already went through answers with the current state instead of 409."""
+    annotation = _lock(annotation)
+    if annotation.note == note:
+        return annotation
+    _check_writable(annotation, version)
+    before = annotation_state(annotation=annotation)
+    annotation.note = note
+    _bump(annotation, "note")
+    _record(annotation, actor, AnnotationEvent.Action.SAVE, before)
+    return annotation
+
+
+def _validated_prefixes(
+    annotation: Annotation, prefixes: Sequence[TriggerPrefix]
+) -> list[TriggerPrefix]:
+    """The 3-prefix rule: ≥ 3 distinct prefixes, all of the annotation's own key."""
+    if any(prefix.key_id != annotation.key_id for prefix in prefixes):
+        raise ServiceError(PATTERN_PREFIX_OF_ANOTHER_KEY)
+    if len({prefix.pk for prefix in prefixes}) != len(prefixes):
+        raise ServiceError(PATTERN_DUPLICATE_PREFIXES)
+    if len(prefixes) < PATTERN_MIN_PREFIXES:
+        raise ServiceError(PATTERN_NEEDS_THREE_PREFIXES)
+    return list(prefixes)
+
+
+def _validated_description(description: str) -> str:
+    description = description.strip()
+    if not description:
+        raise ServiceError(PATTERN_NEEDS_DESCRIPTION)
+    return description
+
+
+def _validated_kind(kind: str) -> str:
+    if kind not in Pattern.Kind.values:
+        raise ServiceError(PATTERN_KIND_UNKNOWN)
+    return kind
+
+
+@dataclass(frozen=True)
+class PatternCreateResult:
+    annotation: Annotation
+    pattern: Pattern
+    created: bool
+
+
+@transaction.atomic
+def pattern_create(
+    *,
+    annotation: Annotation,
+    actor: User,
+    description: str,
+    kind: str,
+    prefixes: Sequence[TriggerPrefix],
+    version: int,
+    client_id: uuid.UUID | None = None,
+) -> PatternCreateResult:
+    """Add a pattern. A retried create with the same ``client_id`` returns the pattern the
+    first attempt made (``created=False``) instead of a duplicate or a 409."""
+    annotation = _lock(annotation)
+    if client_id is not None:
+        existing = Pattern.objects.filter(annotation=annotation, client_id=client_id).first()
+        if existing is not None:
+            return PatternCreateResult(annotation=annotation, pattern=existing, created=False)
+    _check_writable(annotation, version)
+    description = _validated_description(description)
+    kind = _validated_kind(kind)
+    prefixes = _validated_prefixes(annotation, prefixes)
+    before = annotation_state(annotation=annotation)
+    last = Pattern.objects.filter(annotation=annotation).aggregate(m=Max("order"))["m"]
+    pattern = Pattern.objects.create(
+        annotation=annotation,
+        description=description,
+        kind=kind,
+        order=0 if last is None else last + 1,
+        client_id=client_id,
+    )
+    pattern.prefixes.set(prefixes)
+    _bump(annotation)
+    _record(annotation, actor, AnnotationEvent.Action.PATTERN_CREATE, before)
+    return PatternCreateResult(annotation=annotation, pattern=pattern, created=True)
+
+
+@transaction.atomic
+def pattern_update(
+    *,
+    pattern: Pattern,
+    actor: User,
+    version: int,
+    description: str | None = None,
+    kind: str | None = None,
+    prefixes: Sequence[TriggerPrefix] | None = None,
+) -> Annotation:
+    """Change a pattern's description, kind and/or prefixes (``None``: leave as is)."""
+    annotation = _lock(pattern.annotation)
+    _check_writable(annotation, version)
+    before = annotation_state(annotation=annotation)
+    fields = []
+    if description is not None:
+        pattern.description = _validated_description(description)
+        fields.append("description")
+    if kind is not None:
+        pattern.kind = _validated_kind(kind)
+        fields.append("kind")
+    if prefixes is not None:
+        pattern.prefixes.set(_validated_prefixes(annotation, prefixes))
+    pattern.save(update_fields=[*fields, "updated_at"])
+    _bump(annotation)
+    _record(annotation, actor, AnnotationEvent.Action.PATTERN_UPDATE, before)
+    return annotation
+
+
+@transaction.atomic
+def pattern_delete(*, pattern: Pattern, actor: User, version: int) -> Annotation:
+    annotation = _lock(pattern.annotation)
+    _check_writable(annotation, version)
+    before = annotation_state(annotation=annotation)
+    pattern.delete()
+    _bump(annotation)
+    _record(annotation, actor, AnnotationEvent.Action.PATTERN_DELETE, before)
+    return annotation
+
+
+@transaction.atomic
+def annotation_submit(*, annotation: Annotation, actor: User, version: int) -> Annotation:
+    """Mark the annotation submitted.
+
+    Zero patterns is allowed: a key whose prefixes share no pattern is a legitimate finding
+    (all its prefixes count as not-covered in Figure 2). Submitting a submitted annotation
+    is a no-op, so a retried submit is safe.
+    """
+    annotation = _lock(annotation)
+    if annotation.status == Annotation.Status.SUBMITTED:
+        return annotation
+    _check_writable(annotation, version)
+    before = annotation_state(annotation=annotation)
+    annotation.status = Annotation.Status.SUBMITTED
+    annotation.submitted_at = timezone.now()
+    _bump(annotation, "status", "submitted_at")
+    _record(annotation, actor, AnnotationEvent.Action.SUBMIT, before)
+    return annotation
+
+
+@transaction.atomic
+def annotation_reopen(*, annotation: Annotation, actor: User, version: int) -> Annotation:
+    """Back to draft so that it can be changed. Reopening a draft is a no-op (retries)."""
+    annotation = _lock(annotation)
+    if annotation.status == Annotation.Status.DRAFT:
+        return annotation
+    if annotation.version != version:
+        raise StaleVersion(annotation=annotation)
+    before = annotation_state(annotation=annotation)
+    annotation.status = Annotation.Status.DRAFT
+    annotation.submitted_at = None
+    _bump(annotation, "status", "submitted_at")
+    _record(annotation, actor, AnnotationEvent.Action.REOPEN, before)
+    return annotation

@@ -1,10 +1,67 @@
 from django.urls import path
 
-from . import apis
+from .apis import admin, annotator, auth
 
 urlpatterns = [
-    path("auth/login/", apis.LoginApi.as_view(), name="auth-login"),
-    path("auth/logout/", apis.LogoutApi.as_view(), name="auth-logout"),
-    path("auth/me/", apis.MeApi.as_view(), name="auth-me"),
-    path("assignments/", apis.AssignmentListApi.as_view(), name="assignment-list"),
+    path("auth/login/", auth.LoginApi.as_view(), name="auth-login"),
+    path("auth/logout/", auth.LogoutApi.as_view(), name="auth-logout"),
+    path("auth/me/", auth.MeApi.as_view(), name="auth-me"),
+    # The annotator's own work.
+    path("assignments/", annotator.AssignmentListApi.as_view(), name="assignment-list"),
+    path(
+        "assignments/<int:assignment_id>/keys/",
+        annotator.AssignmentKeyListApi.as_view(),
+        name="assignment-key-list",
+    ),
+    path("next-key/", annotator.NextKeyApi.as_view(), name="next-key"),
+    path("keys/<int:key_id>/", annotator.KeyDetailApi.as_view(), name="key-detail"),
+    path("keys/<int:key_id>/annotation/", annotator.AnnotationApi.as_view(), name="annotation"),
+    path(
+        "keys/<int:key_id>/patterns/",
+        annotator.PatternCreateApi.as_view(),
+        name="pattern-create",
+    ),
+    path(
+        "keys/<int:key_id>/patterns/<int:pattern_id>/",
+        annotator.PatternDetailApi.as_view(),
+        name="pattern-detail",
+    ),
+    path(
+        "keys/<int:key_id>/submit/",
+        annotator.AnnotationSubmitApi.as_view(),
+        name="annotation-submit",
+    ),
+    path(
+        "keys/<int:key_id>/reopen/",
+        annotator.AnnotationReopenApi.as_view(),
+        name="annotation-reopen",
+    ),
+    # Staff only.
+    path("admin/studies/", admin.StudyListApi.as_view(), name="admin-study-list"),
+    path(
+        "admin/studies/<int:study_id>/",
+        admin.StudyDetailApi.as_view(),
+        name="admin-study-detail",
+    ),
+    path(
+        "admin/studies/<int:study_id>/batches/",
+        admin.BatchListCreateApi.as_view(),
+        name="admin-batch-list",
+    ),
+    path(
+        "admin/batches/<int:batch_id>/assignments/",
+        admin.AssignmentCreateApi.as_view(),
+        name="admin-assignment-create",
+    ),
+    path(
+        "admin/batches/<int:batch_id>/progress/",
+        admin.BatchProgressApi.as_view(),
+        name="admin-batch-progress",
+    ),
+    path("admin/annotators/", admin.AnnotatorListApi.as_view(), name="admin-annotator-list"),
+    path(
+        "admin/annotators/<int:user_id>/deactivate/",
+        admin.AnnotatorDeactivateApi.as_view(),
+        name="admin-annotator-deactivate",
+    ),
 ]

@@ -128,6 +128,10 @@ if DATABASES["default"]["ENGINE"] not in _ENGINES:
         "DATABASE_URL is not a valid database URL: use postgres://... or sqlite:///..."
     )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite cannot create the folder of its file; the embedded set-up owns DATA_DIR.
+    _sqlite_name = str(DATABASES["default"].get("NAME", ""))
+    if _sqlite_name and _sqlite_name != ":memory:":
+        Path(_sqlite_name).parent.mkdir(parents=True, exist_ok=True)
     # WAL and immediate transactions let the web server and the worker share the file.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
@@ -220,6 +224,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/",
+    "ENUM_NAME_OVERRIDES": {
+        "AnnotationStatusEnum": "annotate.models.Annotation.Status",
+        "MiningRunStatusEnum": "mining.models.MiningRun.Status",
+    },
 }
 
 # Celery. The embedded default is kombu's file-system transport: no server needed.
@@ -236,6 +244,15 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
+    }
+else:
+    # Redis redelivers a message that was not acknowledged after this many seconds:
+    # how a shard whose worker was killed gets mined again. A shard must finish within
+    # it, or a second worker starts it too (harmless: shards are idempotent, but wasted).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": _env_int("CELERY_VISIBILITY_TIMEOUT", 12 * 3600),
+        "unacked_restore_interval": 5,
+        "unacked_restore_throttle": 1,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None

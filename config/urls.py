@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include("annotate.urls")),
+    path("api/", include("mining.urls")),
     # Unknown API paths answer JSON, before the single-page app's catch-all.
     re_path(r"^api/", views.api_not_found),
     re_path(r"^(?!static/|admin(?:/|$)).*$", views.spa, name="spa"),

@@ -5,7 +5,16 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from annotate.models import Annotation, Assignment, Batch, Key, Study, TriggerPrefix
+from annotate.models import (
+    Annotation,
+    Assignment,
+    AssignmentKey,
+    Batch,
+    Key,
+    Pattern,
+    Study,
+    TriggerPrefix,
+)
 
 PASSWORD = "correct horse battery staple"
 
@@ -72,11 +81,23 @@ class BatchFactory(factory.django.DjangoModelFactory):
 
 
 class AssignmentFactory(factory.django.DjangoModelFactory):
+    """An assignment of the whole batch, unless ``keys=[...]`` names a subset."""
+
     class Meta:
         model = Assignment
+        skip_postgeneration_save = True
 
     batch = factory.SubFactory(BatchFactory)
     annotator = factory.SubFactory(UserFactory)
+
+    @factory.post_generation
+    def keys(self, create, extracted, **kwargs):
+        if not create:
+            return
+        keys = self.batch.keys.all() if extracted is None else extracted
+        AssignmentKey.objects.bulk_create(
+            [AssignmentKey(assignment=self, key=key) for key in keys], ignore_conflicts=True
+        )
 
 
 class AnnotationFactory(factory.django.DjangoModelFactory):
@@ -85,3 +106,58 @@ class AnnotationFactory(factory.django.DjangoModelFactory):
 
     key = factory.SubFactory(KeyFactory)
     annotator = factory.SubFactory(UserFactory)
+
+
+class PatternFactory(factory.django.DjangoModelFactory):
+    """A pattern; ``prefixes=[...]`` sets the covered prefixes (no rule is checked here:
+    the services own the 3-prefix rule)."""
+
+    class Meta:
+        model = Pattern
+        skip_postgeneration_save = True
+
+    annotation = factory.SubFactory(AnnotationFactory)
+    description = factory.Sequence(lambda n: f"pattern {n}")
+    kind = Pattern.Kind.SHALLOW
+    order = factory.Sequence(lambda n: n)
+
+    @factory.post_generation
+    def prefixes(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.prefixes.set(extracted)
+
+
+def key_with_prefixes(n_prefixes: int = 25, **kwargs) -> Key:
+    """A key with prefixes of rank 1..n, coefficients decreasing with rank."""
+    key = KeyFactory(**kwargs)
+    TriggerPrefix.objects.bulk_create(
+        [
+            TriggerPrefix(
+                key=key,
+                rank=rank,
+                coefficient=float(n_prefixes - rank + 1),
+                text=f"prefix {rank} of {key}",
+                trigger_token=f" t{rank}",
+                trigger_token_id=rank,
+                next_token=f" n{rank}",
+                next_token_id=1000 + rank,
+                suffix=" and the rest.",
+                sentence=f"prefix {rank} of {key} and the rest.",
+                sentence_index=rank,
+                position=2,
+            )
+            for rank in range(1, n_prefixes + 1)
+        ]
+    )
+    return key
+
+
+def assigned_batch(annotators, n_keys: int = 1, n_prefixes: int = 25, **batch_kwargs):
+    """A batch of ``n_keys`` keys (each with ``n_prefixes`` prefixes) of one study, given
+    whole to every one of ``annotators``. Returns (batch, keys)."""
+    study = batch_kwargs.pop("study", None) or StudyFactory()
+    keys = [key_with_prefixes(n_prefixes, study=study) for _ in range(n_keys)]
+    batch = BatchFactory(study=study, keys=keys, **batch_kwargs)
+    for user in annotators:
+        AssignmentFactory(batch=batch, annotator=user)
+    return batch, keys

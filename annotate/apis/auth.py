@@ -1,4 +1,4 @@
-"""The annotator-facing API: one view per operation (validate → service/selector → serialize)."""
+"""Sign-in, sign-out and who am I."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from .permissions import IsAnnotator, user_is_annotator
-from .selectors import assignment_list_for_annotator
+from ..permissions import user_is_annotator
+from .common import ErrorSerializer
 
 INVALID_CREDENTIALS = "Invalid username or password."
 
@@ -32,11 +32,6 @@ class UserOutputSerializer(serializers.Serializer):
 
     def get_display_name(self, obj) -> str:
         return obj.get_full_name() or obj.username
-
-
-@extend_schema_serializer(component_name="Error")
-class ErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
 
 
 def user_payload(user) -> dict:
@@ -81,22 +76,3 @@ class MeApi(APIView):
     @extend_schema(responses={200: UserOutputSerializer, 403: ErrorSerializer})
     def get(self, request: Request) -> Response:
         return Response(user_payload(request.user))
-
-
-class AssignmentListApi(APIView):
-    permission_classes = [IsAnnotator]
-
-    @extend_schema_serializer(component_name="Assignment")
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        batch_name = serializers.CharField(source="batch.name")
-        study_id = serializers.IntegerField(source="batch.study_id")
-        study_name = serializers.CharField(source="batch.study.name")
-        keys_total = serializers.IntegerField()
-        keys_submitted = serializers.IntegerField()
-        created_at = serializers.DateTimeField()
-
-    @extend_schema(responses={200: OutputSerializer(many=True)})
-    def get(self, request: Request) -> Response:
-        assignments = assignment_list_for_annotator(user=request.user)
-        return Response(self.OutputSerializer(assignments, many=True).data)

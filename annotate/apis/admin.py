@@ -1,0 +1,326 @@
+"""The admin's API (Django staff): studies, batches, assignments, progress, annotators."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from django.contrib.auth.models import User
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..models import Batch, Study
+from ..permissions import IsAdmin
+from ..selectors import (
+    annotator_get,
+    annotator_list,
+    batch_get,
+    batch_list_for_study,
+    batch_progress,
+    study_get,
+    study_layers,
+    study_list,
+    user_find,
+)
+from ..services import (
+    annotator_deactivate_and_reassign,
+    assignment_create_with_overlap,
+    batch_create_by_layers,
+    batch_create_by_random_sample,
+    batch_create_from_list,
+    study_update,
+)
+from .common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer, UserRefField
+
+UNKNOWN_USER = "There is no user {ref!r}."
+BATCH_MODE_NEEDS = {
+    "layer": ("layers", "Give the layers (numbered from 1) to take every key of."),
+    "random": ("n", "Give how many keys to sample."),
+    "list": ("keys", "Give the keys as a list of {layer, index}."),
+}
+MAX_KEYS_IN_LIST = 100_000
+MAX_LAYER = 10_000
+
+_ADMIN_ERRORS = {400: OpenApiTypes.OBJECT, 403: ErrorSerializer, 404: ErrorSerializer}
+
+
+class AdminApi(ApiErrorsMixin, APIView):
+    permission_classes = [IsAdmin]
+
+
+def _study_or_404(study_id: int) -> Study:
+    study = study_get(study_id=study_id)
+    if study is None:
+        raise exceptions.NotFound(NOT_FOUND)
+    return study
+
+
+def _batch_or_404(batch_id: int) -> Batch:
+    batch = batch_get(batch_id=batch_id)
+    if batch is None:
+        raise exceptions.NotFound(NOT_FOUND)
+    return batch
+
+
+def _users(refs: Sequence[int | str], field: str) -> list[Any]:
+    users = []
+    for ref in refs:
+        user = user_find(ref=ref)
+        if user is None:
+            raise exceptions.ValidationError({field: [UNKNOWN_USER.format(ref=ref)]})
+        users.append(user)
+    return users
+
+
+@extend_schema_serializer(component_name="StudySummary")
+class StudyOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    model_name = serializers.CharField()
+    corpus = serializers.CharField()
+    top_k = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    n_layers = serializers.IntegerField()
+    d_ff = serializers.IntegerField()
+    is_causal = serializers.BooleanField()
+    show_value_tokens = serializers.BooleanField()
+    key_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(component_name="StudyLayer")
+class StudyLayerOutputSerializer(serializers.Serializer):
+    layer = serializers.IntegerField()
+    key_count = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="StudyDetail")
+class StudyDetailOutputSerializer(StudyOutputSerializer):
+    layers = StudyLayerOutputSerializer(many=True)
+
+
+def _study_detail(study: Study) -> dict[str, Any]:
+    data = dict(StudyOutputSerializer(study).data)
+    data["layers"] = study_layers(study=study)
+    return dict(StudyDetailOutputSerializer(data).data)
+
+
+@extend_schema_serializer(component_name="BatchAnnotator")
+class BatchAnnotatorOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="annotator_id")
+    username = serializers.CharField(source="annotator.username")
+    assignment_id = serializers.IntegerField(source="id")
+
+
+@extend_schema_serializer(component_name="Batch")
+class BatchOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    study_id = serializers.IntegerField()
+    name = serializers.CharField()
+    key_count = serializers.IntegerField()
+    annotators = BatchAnnotatorOutputSerializer(source="assignments", many=True)
+    created_at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(component_name="AdminAnnotator")
+class AnnotatorOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    is_active = serializers.BooleanField()
+    keys_assigned = serializers.IntegerField()
+    keys_submitted = serializers.IntegerField()
+
+
+class StudyListApi(AdminApi):
+    @extend_schema(responses={200: StudyOutputSerializer(many=True), 403: ErrorSerializer})
+    def get(self, request: Request) -> Response:
+        return Response(StudyOutputSerializer(study_list(), many=True).data)
+
+
+class StudyDetailApi(AdminApi):
+    @extend_schema_serializer(component_name="StudyUpdate")
+    class InputSerializer(serializers.Serializer):
+        show_value_tokens = serializers.BooleanField(required=False)
+
+    @extend_schema(responses={200: StudyDetailOutputSerializer, **_ADMIN_ERRORS})
+    def get(self, request: Request, study_id: int) -> Response:
+        return Response(_study_detail(_study_or_404(study_id)))
+
+    @extend_schema(
+        request=InputSerializer, responses={200: StudyDetailOutputSerializer, **_ADMIN_ERRORS}
+    )
+    def patch(self, request: Request, study_id: int) -> Response:
+        study = _study_or_404(study_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        study_update(study=study, **serializer.validated_data)
+        return Response(_study_detail(_study_or_404(study_id)))
+
+
+@extend_schema_serializer(component_name="KeyRef")
+class KeyRefInputSerializer(serializers.Serializer):
+    layer = serializers.IntegerField(min_value=1, max_value=MAX_LAYER)
+    index = serializers.IntegerField(min_value=0, max_value=2**31 - 1)
+
+
+class BatchListCreateApi(AdminApi):
+    @extend_schema_serializer(component_name="BatchCreate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        mode = serializers.ChoiceField(
+            choices=["layer", "random", "list"],
+            help_text="layer: every key of `layers`; random: `n` keys drawn with `seed` "
+            "(within `layers` if given); list: the `keys` named.",
+        )
+        layers = serializers.ListField(
+            child=serializers.IntegerField(min_value=1, max_value=MAX_LAYER),
+            max_length=MAX_LAYER,
+            required=False,
+        )
+        n = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False)
+        seed = serializers.IntegerField(min_value=0, max_value=2**32 - 1, default=0)
+        keys = serializers.ListField(
+            child=KeyRefInputSerializer(), required=False, max_length=MAX_KEYS_IN_LIST
+        )
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            field, message = BATCH_MODE_NEEDS[attrs["mode"]]
+            if not attrs.get(field):
+                raise serializers.ValidationError({field: [message]})
+            return attrs
+
+    @extend_schema(responses={200: BatchOutputSerializer(many=True), **_ADMIN_ERRORS})
+    def get(self, request: Request, study_id: int) -> Response:
+        batches = batch_list_for_study(study=_study_or_404(study_id))
+        return Response(BatchOutputSerializer(batches, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: BatchOutputSerializer, **_ADMIN_ERRORS})
+    def post(self, request: Request, study_id: int) -> Response:
+        study = _study_or_404(study_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        common = {"study": study, "name": data["name"], "created_by": request.user}
+        if data["mode"] == "layer":
+            batch = batch_create_by_layers(layers=data["layers"], **common)
+        elif data["mode"] == "random":
+            batch = batch_create_by_random_sample(
+                n=data["n"], seed=data["seed"], layers=data.get("layers"), **common
+            )
+        else:
+            pairs = [(ref["layer"], ref["index"]) for ref in data["keys"]]
+            batch = batch_create_from_list(keys=pairs, **common)
+        created = batch_get(batch_id=batch.pk)
+        return Response(BatchOutputSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
+class AssignmentCreateApi(AdminApi):
+    @extend_schema_serializer(component_name="AssignmentCreate")
+    class InputSerializer(serializers.Serializer):
+        annotators = serializers.ListField(child=UserRefField(), min_length=1, max_length=1_000)
+        overlap = serializers.IntegerField(
+            min_value=1,
+            max_value=1_000,
+            help_text="How many of the annotators see each key (N); at most their number.",
+        )
+
+    @extend_schema(request=InputSerializer, responses={201: BatchOutputSerializer, **_ADMIN_ERRORS})
+    def post(self, request: Request, batch_id: int) -> Response:
+        batch = _batch_or_404(batch_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        annotators = _users(data["annotators"], "annotators")
+        assignment_create_with_overlap(batch=batch, annotators=annotators, overlap=data["overlap"])
+        return Response(
+            BatchOutputSerializer(_batch_or_404(batch_id)).data, status=status.HTTP_201_CREATED
+        )
+
+
+@extend_schema_serializer(component_name="ProgressCounts")
+class ProgressCountsSerializer(serializers.Serializer):
+    keys_assigned = serializers.IntegerField(help_text="(annotator, key) pairs assigned.")
+    submitted = serializers.IntegerField()
+    draft = serializers.IntegerField()
+    new = serializers.IntegerField(help_text="Assigned and not opened yet.")
+
+
+@extend_schema_serializer(component_name="AnnotatorProgress")
+class AnnotatorProgressSerializer(ProgressCountsSerializer):
+    annotator_id = serializers.IntegerField()
+    username = serializers.CharField()
+    is_active = serializers.BooleanField()
+
+
+@extend_schema_serializer(component_name="LayerProgress")
+class LayerProgressSerializer(ProgressCountsSerializer):
+    layer = serializers.IntegerField()
+
+
+class BatchProgressApi(AdminApi):
+    @extend_schema_serializer(component_name="BatchProgress")
+    class OutputSerializer(serializers.Serializer):
+        batch_id = serializers.IntegerField()
+        keys_total = serializers.IntegerField()
+        annotators_per_key_min = serializers.IntegerField()
+        annotators_per_key_max = serializers.IntegerField()
+        total = ProgressCountsSerializer()
+        per_annotator = AnnotatorProgressSerializer(many=True)
+        per_layer = LayerProgressSerializer(many=True)
+
+    @extend_schema(responses={200: OutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    def get(self, request: Request, batch_id: int) -> Response:
+        progress = batch_progress(batch=_batch_or_404(batch_id))
+        return Response(self.OutputSerializer(progress).data)
+
+
+class AnnotatorListApi(AdminApi):
+    @extend_schema(responses={200: AnnotatorOutputSerializer(many=True), 403: ErrorSerializer})
+    def get(self, request: Request) -> Response:
+        return Response(AnnotatorOutputSerializer(annotator_list(), many=True).data)
+
+
+class AnnotatorDeactivateApi(AdminApi):
+    @extend_schema_serializer(component_name="AnnotatorDeactivate")
+    class InputSerializer(serializers.Serializer):
+        reassign_to = UserRefField(help_text="The annotator who takes the unfinished keys.")
+        transfer_drafts = serializers.BooleanField(
+            default=True,
+            help_text="Move the draft annotations along (no work lost); false: the new "
+            "annotator starts blank.",
+        )
+
+    @extend_schema_serializer(component_name="AnnotatorDeactivated")
+    class OutputSerializer(serializers.Serializer):
+        annotator = AnnotatorOutputSerializer()
+        keys_moved = serializers.IntegerField()
+        keys_skipped = serializers.IntegerField(
+            help_text="Unfinished keys that the new annotator already had."
+        )
+        drafts_moved = serializers.IntegerField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **_ADMIN_ERRORS})
+    def post(self, request: Request, user_id: int) -> Response:
+        annotator = annotator_get(user_id=user_id)
+        if annotator is None:
+            raise exceptions.NotFound(NOT_FOUND)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        (reassign_to,) = _users([serializer.validated_data["reassign_to"]], "reassign_to")
+        result = annotator_deactivate_and_reassign(
+            annotator=annotator,
+            reassign_to=reassign_to,
+            actor=cast(User, request.user),
+            transfer_drafts=serializer.validated_data["transfer_drafts"],
+        )
+        data = {
+            "annotator": annotator_get(user_id=user_id),
+            "keys_moved": result.keys_moved,
+            "keys_skipped": result.keys_skipped,
+            "drafts_moved": result.drafts_moved,
+        }
+        return Response(self.OutputSerializer(data).data)

@@ -1,0 +1,413 @@
+"""The annotator's API: their assignments, keys and own annotations (DESIGN §4).
+
+Every view is for annotators (``IsAnnotator``) and checks the object itself: a key is
+found only through the user's own assignments, so another annotator's key, or an
+unassigned one, answers 404 exactly like a key that does not exist. Prefixes are named
+by rank (from 1). Every write names the annotation version it read and answers the new
+annotation state, or 409 ``{detail, current}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from django.contrib.auth.models import User
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..models import Annotation, Key, Pattern, TriggerPrefix
+from ..permissions import IsAnnotator
+from ..selectors import (
+    annotation_view,
+    assignment_get_for_annotator,
+    assignment_list_for_annotator,
+    key_get_for_annotator,
+    key_list_for_assignment,
+    key_next_for_annotator,
+    pattern_get_for_annotator,
+)
+from ..services import (
+    annotation_get_or_create_for,
+    annotation_reopen,
+    annotation_save,
+    annotation_submit,
+    pattern_create,
+    pattern_delete,
+    pattern_update,
+)
+from .common import (
+    MAX_DESCRIPTION,
+    MAX_NOTE,
+    MAX_RANK,
+    MAX_RANKS,
+    MAX_VERSION,
+    NOT_FOUND,
+    AnnotationStateSerializer,
+    ApiErrorsMixin,
+    ConflictSerializer,
+    ErrorSerializer,
+)
+
+PREFIX_RANKS_UNKNOWN = "This key has no trigger prefix of rank {ranks} (its ranks are 1 to {n})."
+
+KINDS = [choice for choice, _ in Pattern.Kind.choices]
+
+
+class AnnotatorApi(ApiErrorsMixin, APIView):
+    permission_classes = [IsAnnotator]
+
+
+def _me(request: Request) -> User:
+    # IsAnnotator has let only active, signed-in annotators this far.
+    return cast(User, request.user)
+
+
+def _key_or_404(*, key_id: int, user: Any) -> Key:
+    key = key_get_for_annotator(key_id=key_id, user=user)
+    if key is None:
+        raise exceptions.NotFound(NOT_FOUND)
+    return key
+
+
+def _ranks(key: Key) -> list[int]:
+    return [prefix.rank for prefix in key.prefixes.all()]
+
+
+def _state(*, annotation: Annotation, key: Key) -> dict[str, Any]:
+    return dict(
+        AnnotationStateSerializer(annotation_view(annotation=annotation, ranks=_ranks(key))).data
+    )
+
+
+def _prefixes_by_rank(*, key: Key, ranks: Sequence[int]) -> list[TriggerPrefix]:
+    """The key's prefixes named by ``ranks``, in order and with any repeats (the service
+    refuses repeats with its own message). An unknown rank is a 400 on ``prefix_ranks``."""
+    by_rank = {prefix.rank: prefix for prefix in key.prefixes.all()}
+    unknown = sorted({rank for rank in ranks if rank not in by_rank})
+    if unknown:
+        message = PREFIX_RANKS_UNKNOWN.format(ranks=", ".join(map(str, unknown)), n=len(by_rank))
+        raise exceptions.ValidationError({"prefix_ranks": [message]})
+    return [by_rank[rank] for rank in ranks]
+
+
+_WRITE_RESPONSES = {
+    200: AnnotationStateSerializer,
+    400: OpenApiTypes.OBJECT,
+    403: ErrorSerializer,
+    404: ErrorSerializer,
+    409: ConflictSerializer,
+}
+
+
+def _version_field() -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=MAX_VERSION)
+
+
+@extend_schema_serializer(component_name="VersionedAction")
+class VersionInputSerializer(serializers.Serializer):
+    version = _version_field()
+
+
+class AssignmentListApi(AnnotatorApi):
+    @extend_schema_serializer(component_name="Assignment")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        batch_name = serializers.CharField(source="batch.name")
+        study_id = serializers.IntegerField(source="batch.study_id")
+        study_name = serializers.CharField(source="batch.study.name")
+        keys_total = serializers.IntegerField()
+        keys_submitted = serializers.IntegerField()
+        created_at = serializers.DateTimeField()
+
+    @extend_schema(responses={200: OutputSerializer(many=True), 403: ErrorSerializer})
+    def get(self, request: Request) -> Response:
+        assignments = assignment_list_for_annotator(user=request.user)
+        return Response(self.OutputSerializer(assignments, many=True).data)
+
+
+class AssignmentKeyListApi(AnnotatorApi):
+    @extend_schema_serializer(component_name="AssignmentKey")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        layer = serializers.IntegerField()
+        index = serializers.IntegerField()
+        status = serializers.ChoiceField(
+            choices=["draft", "submitted"],
+            allow_null=True,
+            source="my_status",
+            help_text="The user's own annotation status; null: not opened yet.",
+        )
+        version = serializers.IntegerField(source="my_version", allow_null=True)
+        pattern_count = serializers.IntegerField(source="my_patterns")
+
+    @extend_schema(
+        responses={200: OutputSerializer(many=True), 403: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request: Request, assignment_id: int) -> Response:
+        assignment = assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
+        if assignment is None:
+            raise exceptions.NotFound(NOT_FOUND)
+        keys = key_list_for_assignment(assignment=assignment)
+        return Response(self.OutputSerializer(keys, many=True).data)
+
+
+class NextKeyApi(AnnotatorApi):
+    class FilterSerializer(serializers.Serializer):
+        assignment = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+
+    @extend_schema_serializer(component_name="NextKey")
+    class OutputSerializer(serializers.Serializer):
+        key_id = serializers.IntegerField()
+        assignment_id = serializers.IntegerField()
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "assignment",
+                OpenApiTypes.INT,
+                description="Only keys of this assignment (one of the user's).",
+            )
+        ],
+        responses={
+            200: OutputSerializer,
+            204: None,
+            400: OpenApiTypes.OBJECT,
+            403: ErrorSerializer,
+        },
+        description="The user's next unfinished key; 204 when every key is submitted.",
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        next_key = key_next_for_annotator(
+            user=request.user, assignment_id=filters.validated_data.get("assignment")
+        )
+        if next_key is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(self.OutputSerializer(next_key).data)
+
+
+@extend_schema_serializer(component_name="TriggerPrefix")
+class TriggerPrefixOutputSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    coefficient = serializers.FloatField()
+    text = serializers.CharField()
+    trigger_token = serializers.CharField()
+    next_token = serializers.CharField()
+    suffix = serializers.CharField()
+    sentence = serializers.CharField()
+    sentence_index = serializers.IntegerField()
+    position = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="ValueToken")
+class ValueTokenOutputSerializer(serializers.Serializer):
+    token = serializers.CharField()
+    probability = serializers.FloatField()
+
+
+class KeyDetailApi(AnnotatorApi):
+    @extend_schema_serializer(component_name="KeyDetail")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        study_id = serializers.IntegerField()
+        study_name = serializers.CharField()
+        is_causal = serializers.BooleanField()
+        layer = serializers.IntegerField()
+        index = serializers.IntegerField()
+        value_top_tokens = ValueTokenOutputSerializer(
+            many=True,
+            allow_null=True,
+            help_text="Null unless the study shows value tokens (off by default: bias).",
+        )
+        prefixes = TriggerPrefixOutputSerializer(many=True)
+        annotation = AnnotationStateSerializer()
+
+    @extend_schema(
+        responses={200: OutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
+        description="The key, its trigger prefixes and the user's own annotation "
+        "(created as an empty draft the first time).",
+    )
+    def get(self, request: Request, key_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        study = key.study
+        tokens = None
+        if study.show_value_tokens:
+            tokens = [
+                {"token": str(pair[0]), "probability": float(pair[1])}
+                for pair in key.value_top_tokens
+                if isinstance(pair, list | tuple) and len(pair) == 2
+            ]
+        data = {
+            "id": key.pk,
+            "study_id": study.pk,
+            "study_name": study.name,
+            "is_causal": study.is_causal,
+            "layer": key.layer,
+            "index": key.index,
+            "value_top_tokens": tokens,
+            "prefixes": key.prefixes.all(),
+            "annotation": annotation_view(annotation=annotation, ranks=_ranks(key)),
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+class AnnotationApi(AnnotatorApi):
+    @extend_schema_serializer(component_name="AnnotationSave")
+    class InputSerializer(serializers.Serializer):
+        note = serializers.CharField(allow_blank=True, max_length=MAX_NOTE, trim_whitespace=False)
+        version = _version_field()
+
+    @extend_schema(
+        responses={200: AnnotationStateSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request: Request, key_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        return Response(_state(annotation=annotation, key=key))
+
+    @extend_schema(request=InputSerializer, responses=_WRITE_RESPONSES)
+    def put(self, request: Request, key_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        annotation = annotation_save(
+            annotation=annotation, actor=_me(request), **serializer.validated_data
+        )
+        return Response(_state(annotation=annotation, key=key))
+
+
+class PatternCreateApi(AnnotatorApi):
+    @extend_schema_serializer(component_name="PatternCreate")
+    class InputSerializer(serializers.Serializer):
+        description = serializers.CharField(max_length=MAX_DESCRIPTION)
+        kind = serializers.ChoiceField(choices=KINDS)
+        prefix_ranks = serializers.ListField(
+            child=serializers.IntegerField(min_value=1, max_value=MAX_RANK),
+            max_length=MAX_RANKS,
+        )
+        version = _version_field()
+        client_id = serializers.UUIDField(
+            required=False,
+            allow_null=True,
+            help_text="Made by the client; a retried create with the same id makes nothing new.",
+        )
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: AnnotationStateSerializer, **_WRITE_RESPONSES},
+    )
+    def post(self, request: Request, key_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        result = pattern_create(
+            annotation=annotation,
+            actor=_me(request),
+            description=data["description"],
+            kind=data["kind"],
+            prefixes=_prefixes_by_rank(key=key, ranks=data["prefix_ranks"]),
+            version=data["version"],
+            client_id=data.get("client_id"),
+        )
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(_state(annotation=result.annotation, key=key), status=code)
+
+
+class PatternDetailApi(AnnotatorApi):
+    @extend_schema_serializer(component_name="PatternUpdate")
+    class InputSerializer(serializers.Serializer):
+        description = serializers.CharField(max_length=MAX_DESCRIPTION, required=False)
+        kind = serializers.ChoiceField(choices=KINDS, required=False)
+        prefix_ranks = serializers.ListField(
+            child=serializers.IntegerField(min_value=1, max_value=MAX_RANK),
+            max_length=MAX_RANKS,
+            required=False,
+        )
+        version = _version_field()
+
+    def _pattern(self, request: Request, key: Key, pattern_id: int) -> Pattern:
+        pattern = pattern_get_for_annotator(key=key, pattern_id=pattern_id, user=request.user)
+        if pattern is None:
+            raise exceptions.NotFound(NOT_FOUND)
+        return pattern
+
+    @extend_schema(request=InputSerializer, responses=_WRITE_RESPONSES)
+    def patch(self, request: Request, key_id: int, pattern_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        pattern = self._pattern(request, key, pattern_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        ranks = data.get("prefix_ranks")
+        annotation = pattern_update(
+            pattern=pattern,
+            actor=_me(request),
+            version=data["version"],
+            description=data.get("description"),
+            kind=data.get("kind"),
+            prefixes=None if ranks is None else _prefixes_by_rank(key=key, ranks=ranks),
+        )
+        return Response(_state(annotation=annotation, key=key))
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "version",
+                OpenApiTypes.INT,
+                required=True,
+                description="The annotation version the client read.",
+            )
+        ],
+        responses=_WRITE_RESPONSES,
+        description="Delete a pattern. The version travels in the query string, since "
+        "some clients and proxies drop the body of a DELETE.",
+    )
+    def delete(self, request: Request, key_id: int, pattern_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        pattern = self._pattern(request, key, pattern_id)
+        serializer = VersionInputSerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        annotation = pattern_delete(
+            pattern=pattern, actor=_me(request), version=serializer.validated_data["version"]
+        )
+        return Response(_state(annotation=annotation, key=key))
+
+
+class AnnotationSubmitApi(AnnotatorApi):
+    @extend_schema(
+        request=VersionInputSerializer,
+        responses=_WRITE_RESPONSES,
+        description="Submit the annotation (zero patterns is allowed: a finding too).",
+    )
+    def post(self, request: Request, key_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        serializer = VersionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        annotation = annotation_submit(
+            annotation=annotation, actor=_me(request), version=serializer.validated_data["version"]
+        )
+        return Response(_state(annotation=annotation, key=key))
+
+
+class AnnotationReopenApi(AnnotatorApi):
+    @extend_schema(request=VersionInputSerializer, responses=_WRITE_RESPONSES)
+    def post(self, request: Request, key_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        serializer = VersionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        annotation = annotation_reopen(
+            annotation=annotation, actor=_me(request), version=serializer.validated_data["version"]
+        )
+        return Response(_state(annotation=annotation, key=key))

@@ -1,0 +1,107 @@
+"""What every view of the API shares: error shapes and the mapping of service errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+
+from ..selectors import LABELS, annotation_view
+from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
+
+# Bounds on free text, so that a huge body is a 400 and not a slow write (DESIGN §9).
+MAX_DESCRIPTION = 2_000
+MAX_NOTE = 20_000
+MAX_RANKS = 1_000
+MAX_RANK = 100_000
+MAX_VERSION = 2**31 - 1
+NOT_FOUND = "Not found."
+
+
+@extend_schema_serializer(component_name="Error")
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="Pattern")
+class PatternOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    description = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["shallow", "semantic", "shallow+semantic"])
+    prefix_ranks = serializers.ListField(child=serializers.IntegerField())
+    order = serializers.IntegerField()
+    client_id = serializers.UUIDField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="PrefixLabel")
+class PrefixLabelOutputSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    # Shadows Field.label for mypy only: the metaclass turns it into a declared field.
+    label = serializers.ChoiceField(choices=LABELS)  # type: ignore[assignment]
+
+
+@extend_schema_serializer(component_name="AnnotationState")
+class AnnotationStateSerializer(serializers.Serializer):
+    """The annotator's own annotation: note, status, version, patterns, derived labels."""
+
+    id = serializers.IntegerField()
+    key_id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["draft", "submitted"])
+    note = serializers.CharField(allow_blank=True)
+    version = serializers.IntegerField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    updated_at = serializers.DateTimeField()
+    patterns = PatternOutputSerializer(many=True)
+    labels = PrefixLabelOutputSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="Conflict")
+class ConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    current = AnnotationStateSerializer()
+
+
+@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}]})
+class UserRefField(serializers.Field):
+    """A user named by id (a JSON integer) or by username (a JSON string)."""
+
+    default_error_messages = {"invalid": "Name a user by id (integer) or username (string)."}
+
+    def to_internal_value(self, data: Any) -> int | str:
+        if isinstance(data, bool) or not isinstance(data, int | str):
+            self.fail("invalid")
+        if isinstance(data, str) and not 1 <= len(data) <= 150:
+            self.fail("invalid")
+        if isinstance(data, int) and not 1 <= data <= 2**63 - 1:
+            self.fail("invalid")
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class RuleViolation(exceptions.APIException):
+    """A domain rule refused the request: 400 ``{"detail": message}``."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "rule_violation"
+
+
+class ApiErrorsMixin:
+    """Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+    outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+    ``{detail, current}`` with the annotation's current state."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, KeyNotAssigned):
+            exc = exceptions.NotFound(NOT_FOUND)
+        elif isinstance(exc, AnnotationConflict):
+            current = AnnotationStateSerializer(annotation_view(annotation=exc.annotation)).data
+            return Response(
+                {"detail": exc.message, "current": current}, status=status.HTTP_409_CONFLICT
+            )
+        elif isinstance(exc, ServiceError):
+            exc = RuleViolation(exc.message)
+        return super().handle_exception(exc)  # type: ignore[misc]

@@ -1,0 +1,130 @@
+"""Admin API for mining runs: start one from the browser, follow it, cancel it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.apis.common import ErrorSerializer
+from annotate.permissions import IsAdmin
+from mining.core import MineConfig, MiningError
+
+from . import services
+from .models import MiningRun
+from .selectors import mining_run_list, mining_run_progress
+
+
+@extend_schema_serializer(component_name="MiningProgress")
+class ProgressSerializer(serializers.Serializer):
+    sentences_done = serializers.IntegerField()
+    sentences_total = serializers.IntegerField()
+    tokens_done = serializers.IntegerField()
+    tokens_total = serializers.IntegerField()
+    tokens_per_second = serializers.FloatField()
+    eta_seconds = serializers.FloatField(allow_null=True)
+    shards_done = serializers.IntegerField()
+    shards_total = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="MiningRun")
+class RunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    study_name = serializers.CharField()
+    study_id = serializers.IntegerField(allow_null=True)
+    status = serializers.ChoiceField(choices=MiningRun.Status.choices)
+    error = serializers.CharField()
+    model = serializers.CharField(source="params.model")
+    corpus = serializers.CharField(source="params.corpus")
+    params = serializers.DictField()
+    cancel_requested = serializers.BooleanField()
+    sentences_truncated = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    progress = serializers.SerializerMethodField()
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, run: MiningRun) -> dict[str, Any]:
+        return mining_run_progress(run=run)
+
+
+def _run_or_404(run_id: int) -> MiningRun:
+    run = mining_run_list().filter(pk=run_id).first()
+    if run is None:
+        raise Http404
+    return run
+
+
+class MiningRunListCreateApi(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema_serializer(component_name="MiningRunCreate")
+    class InputSerializer(serializers.Serializer):
+        study_name = serializers.CharField(max_length=200)
+        model = serializers.CharField(max_length=500)
+        corpus = serializers.CharField(max_length=500)
+        sentences = serializers.ChoiceField(choices=["split", "lines"], default="split")
+        keys_per_layer = serializers.IntegerField(min_value=1, max_value=1_000_000, default=10)
+        all_keys = serializers.BooleanField(default=False)
+        top_k = serializers.IntegerField(min_value=1, max_value=64, default=25)
+        seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+        device = serializers.RegexField(r"^(cpu|cuda(:\d+)?)$", max_length=12, default="cpu")
+        dtype = serializers.ChoiceField(choices=["float32", "bfloat16"], default="float32")
+        max_sentences = serializers.IntegerField(
+            min_value=1, max_value=100_000_000, required=False, allow_null=True, default=None
+        )
+        max_tokens = serializers.IntegerField(min_value=2, max_value=4096, default=128)
+        shards = serializers.IntegerField(min_value=1, max_value=1024, default=1)
+
+    @extend_schema(responses={200: RunOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        return Response(RunOutputSerializer(mining_run_list()[:200], many=True).data)
+
+    @extend_schema(
+        request=InputSerializer, responses={201: RunOutputSerializer, 400: ErrorSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        from .tasks import prepare_run
+
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        study_name, n_shards = data.pop("study_name"), data.pop("shards")
+        try:
+            with transaction.atomic():
+                run = services.mining_run_create(
+                    study_name=study_name,
+                    config=MineConfig(**data),
+                    n_shards=n_shards,
+                    created_by=request.user,
+                )
+                transaction.on_commit(lambda: prepare_run.delay(run.pk))
+        except MiningError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            RunOutputSerializer(_run_or_404(run.pk)).data, status=status.HTTP_201_CREATED
+        )
+
+
+class MiningRunDetailApi(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(responses={200: RunOutputSerializer, 404: ErrorSerializer})
+    def get(self, request: Request, run_id: int) -> Response:
+        return Response(RunOutputSerializer(_run_or_404(run_id)).data)
+
+
+class MiningRunCancelApi(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=None, responses={200: RunOutputSerializer, 404: ErrorSerializer})
+    def post(self, request: Request, run_id: int) -> Response:
+        services.mining_run_cancel(run=_run_or_404(run_id), user=request.user)
+        return Response(RunOutputSerializer(_run_or_404(run_id)).data)

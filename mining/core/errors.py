@@ -1,0 +1,17 @@
+"""Errors raised by the mining engine.
+
+Every message is one line meant for a person (CLI, admin page, task log), never a
+traceback: the callers print ``str(exc)``.
+"""
+
+
+class MiningError(Exception):
+    """A bad input or an impossible request: the message says which and why."""
+
+
+class MiningStopped(Exception):  # noqa: N818 - a stop, not an error
+    """``should_stop`` asked a shard to stop; its checkpoint (if any) was saved."""
+
+    def __init__(self, message: str, checkpoint_path: str | None = None) -> None:
+        super().__init__(message)
+        self.checkpoint_path = checkpoint_path

@@ -1,0 +1,321 @@
+"""From a merged Partial to per-key results: trigger examples with their text, value
+projections, statistics; bfloat16 winners re-scored in float32 (DESIGN §3.3)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .errors import MiningError
+from .miner import (
+    HIST_EDGES,
+    SENTINEL,
+    Partial,
+    pack_keys,
+    prefix_hashes,
+    unpack_sentences,
+    unpack_values,
+)
+from .models import LoadedModel
+from .store import CorpusStore
+
+END_OF_SENTENCE = "</s>"  # next_token when the trigger is the sentence's last real token
+END_OF_SENTENCE_ID = -1
+
+
+@dataclass
+class TriggerExample:
+    """One trigger example of a key. ``position`` indexes the tokenized sentence,
+    special tokens included (a BERT [CLS] is position 0)."""
+
+    rank: int  # 1-based
+    coefficient: float
+    prefix: str  # the sentence text up to and including the trigger token
+    trigger_token: str
+    trigger_token_id: int
+    next_token: str  # END_OF_SENTENCE when the trigger is the last real token
+    next_token_id: int  # END_OF_SENTENCE_ID then
+    suffix: str  # the rest of the (tokenized, possibly cut) sentence after the trigger
+    sentence: str
+    sentence_index: int
+    position: int
+
+
+@dataclass
+class ValueToken:
+    token: str
+    token_id: int
+    probability: float
+
+
+@dataclass
+class KeyStats:
+    """Over every real position of the corpus, except ``histogram``: counts of the
+    key's per-sentence maximum coefficient in the buckets of ``miner.HIST_EDGES``."""
+
+    density: float  # share of real positions with m > 0
+    max: float
+    mean: float
+    histogram: list[int]
+
+
+@dataclass
+class KeyResult:
+    layer: int  # 0-based; interfaces show layer + 1
+    index: int
+    stats: KeyStats
+    value_top_tokens: list[ValueToken]
+    examples: list[TriggerExample]
+
+
+def _decode_token(tokenizer, token_id: int) -> str:  # type: ignore[no-untyped-def]
+    return tokenizer.decode([token_id], clean_up_tokenization_spaces=False)
+
+
+def value_top_tokens(
+    loaded: LoadedModel, keys: Sequence[tuple[int, int]], top_n: int = 10, chunk: int = 256
+) -> dict[tuple[int, int], list[ValueToken]]:
+    """Top tokens of p_i = softmax(v_i · Eᵀ) per key (§4 of the paper)."""
+    out: dict[tuple[int, int], list[ValueToken]] = {}
+    with torch.inference_mode():
+        emb = loaded.output_embeddings().float()  # [vocab, d_model]
+        top_n = min(top_n, emb.shape[0])
+        by_layer: dict[int, list[int]] = {}
+        for layer, index in keys:
+            by_layer.setdefault(layer, []).append(index)
+        for layer, indices in by_layer.items():
+            values = loaded.values(layer)  # [d_ff, d_model]
+            for a in range(0, len(indices), chunk):
+                part = indices[a : a + chunk]
+                rows = values[torch.tensor(part, device=values.device)].float()  # [n, d_model]
+                probs = torch.softmax(rows @ emb.t(), dim=-1)  # [n, vocab]
+                top = torch.topk(probs, top_n, dim=-1)
+                for j, index in enumerate(part):
+                    out[(layer, index)] = [
+                        ValueToken(_decode_token(loaded.tokenizer, int(t)), int(t), float(pr))
+                        for pr, t in zip(
+                            top.values[j].tolist(), top.indices[j].tolist(), strict=True
+                        )
+                    ]
+    return out
+
+
+@contextlib.contextmanager
+def _float32(loaded: LoadedModel) -> Iterator[None]:
+    """Temporarily run the model in float32 (bf16 → fp32 → bf16 is lossless)."""
+    dtype = loaded.dtype
+    if dtype == torch.float32:
+        yield
+        return
+    loaded.model.float()
+    try:
+        yield
+    finally:
+        loaded.model.to(dtype)
+
+
+def _rescore(
+    loaded: LoadedModel,
+    store: CorpusStore,
+    keys: Sequence[tuple[int, int]],
+    sentences: dict[tuple[int, int], np.ndarray],
+    batch_size: int,
+) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """Recompute in float32, for each key, each listed sentence's candidate: its max
+    coefficient over real positions and the earliest position reaching it."""
+    out: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    budget = 1 << 25  # cells of the [sentences, keys] result matrices per pass
+    chunks: list[list[tuple[int, int]]] = [[]]
+    seen: set[int] = set()
+    for key in keys:
+        grown = seen | set(sentences[key].tolist())
+        if chunks[-1] and len(grown) * (len(chunks[-1]) + 1) > budget:
+            chunks.append([])
+            grown = set(sentences[key].tolist())
+        chunks[-1].append(key)
+        seen = grown
+    pad_id = loaded.tokenizer.pad_token_id or 0
+    device = loaded.device
+    with _float32(loaded), torch.inference_mode():
+        for chunk in chunks:
+            unique = np.unique(np.concatenate([sentences[k] for k in chunk]))
+            if unique.size == 0:
+                continue
+            unique = unique[np.argsort(store.lengths[unique], kind="stable")]
+            row_of = {int(s): r for r, s in enumerate(unique)}
+            layers = sorted({layer for layer, _ in chunk})
+            cols = {
+                layer: torch.tensor([i for lyr, i in chunk if lyr == layer], device=device)
+                for layer in layers
+            }
+            best = {lyr: torch.empty(unique.size, len(cols[lyr])) for lyr in layers}
+            where = {
+                lyr: torch.empty(unique.size, len(cols[lyr]), dtype=torch.int64) for lyr in layers
+            }
+            current: dict[str, object] = {}
+
+            def hook(layer: int, m: torch.Tensor) -> None:
+                sel = m[:, :, cols[layer]].float()  # [batch, pos, n_keys_of_layer]
+                sel = sel.masked_fill(~current["real"][:, :, None], float("-inf"))  # type: ignore[index]
+                a, b = current["rows"]  # type: ignore[misc]
+                best[layer][a:b] = sel.amax(dim=1).cpu()  # [batch, n_keys_of_layer]
+                where[layer][a:b] = sel.argmax(dim=1).cpu()  # earliest maximum
+
+            with loaded.capture(hook, layers):
+                for a in range(0, unique.size, batch_size):
+                    idx = unique[a : a + batch_size]
+                    ids, present, real = store.batch(idx, pad_id)
+                    current["real"] = torch.from_numpy(real).to(device)
+                    current["rows"] = (a, a + idx.size)
+                    loaded.forward(
+                        torch.from_numpy(ids).to(device),
+                        torch.from_numpy(present.astype(np.int64)).to(device),
+                    )
+            for layer, index in chunk:
+                j = int((cols[layer] == index).nonzero()[0, 0])
+                rows = np.array([row_of[int(s)] for s in sentences[(layer, index)]], dtype=np.int64)
+                out[(layer, index)] = (
+                    best[layer][rows, j].numpy(),
+                    where[layer][rows, j].numpy(),
+                )
+    return out
+
+
+def _prefix_hash(store: CorpusStore, sentence: int, position: int) -> int:
+    ids = torch.from_numpy(store.tokens(sentence)[: position + 1].astype(np.int64))[None, :]
+    return int(prefix_hashes(ids)[0, -1])
+
+
+def _rank(
+    values: np.ndarray, sentences: np.ndarray, positions: np.ndarray, hashes: list[int] | None
+) -> list[tuple[float, int, int]]:
+    """Order (coefficient desc, sentence asc); with hashes, keep one entry per prefix."""
+    keys = pack_keys(torch.from_numpy(values.astype(np.float32)), torch.from_numpy(sentences))
+    order = torch.sort(keys, descending=True, stable=True).indices.tolist()
+    out, seen = [], set()
+    for j in order:
+        if hashes is not None:
+            if hashes[j] in seen:
+                continue
+            seen.add(hashes[j])
+        out.append((float(values[j]), int(sentences[j]), int(positions[j])))
+    return out
+
+
+def _example(
+    loaded: LoadedModel, store: CorpusStore, rank: int, value: float, sentence: int, pos: int
+) -> TriggerExample:
+    tokenizer = loaded.tokenizer
+    ids = store.tokens(sentence)
+    special = store.special(sentence)
+    ends = store.char_ends(sentence)
+    text = store.sentence(sentence)
+    real = np.flatnonzero(~special)
+    last_end = int(ends[real[-1]])
+    cut = int(ends[pos])
+    nxt = pos + 1
+    if nxt < ids.size and not special[nxt]:
+        next_token, next_id = _decode_token(tokenizer, int(ids[nxt])), int(ids[nxt])
+    else:
+        next_token, next_id = END_OF_SENTENCE, END_OF_SENTENCE_ID
+    return TriggerExample(
+        rank=rank,
+        coefficient=value,
+        prefix=text[:cut],
+        trigger_token=_decode_token(tokenizer, int(ids[pos])),
+        trigger_token_id=int(ids[pos]),
+        next_token=next_token,
+        next_token_id=next_id,
+        suffix=text[cut:last_end] if last_end > cut else "",
+        sentence=text,
+        sentence_index=sentence,
+        position=pos,
+    )
+
+
+def finalize(
+    loaded: LoadedModel,
+    store: CorpusStore,
+    partial: Partial,
+    keys: Sequence[tuple[int, int]],
+    top_k: int,
+    *,
+    value_top_n: int = 10,
+    rescore: bool | None = None,
+    batch_size: int = 32,
+) -> list[KeyResult]:
+    """Per key (layer 0-based, index): statistics, value top tokens and the ``top_k``
+    best trigger examples with their text.
+
+    ``rescore`` (default: when the run was mined in bfloat16) re-runs each key's
+    winning sentences in float32 and re-ranks them, so reported coefficients and ranks
+    are float32-exact among the K candidates kept.
+    """
+    n_layers, d_ff, keep_k = partial.keys.shape
+    if top_k > keep_k:
+        raise MiningError(f"top_k ({top_k}) cannot exceed the {keep_k} candidates kept per key")
+    for layer, index in keys:
+        if not (0 <= layer < n_layers and 0 <= index < d_ff):
+            raise MiningError(f"key ({layer}, {index}) out of range ({n_layers} layers × {d_ff})")
+    if rescore is None:
+        rescore = partial.meta["fingerprint"]["dtype"] != "float32"
+    causal = bool(partial.meta["fingerprint"]["causal"])
+    winners: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for layer, index in keys:
+        row = partial.keys[layer, index]
+        keep = row != SENTINEL
+        winners[(layer, index)] = (
+            unpack_values(row[keep]).numpy(),
+            unpack_sentences(row[keep]).numpy(),
+            partial.positions[layer, index][keep].numpy().astype(np.int64),
+        )
+    if rescore:
+        fresh = _rescore(loaded, store, keys, {k: w[1] for k, w in winners.items()}, batch_size)
+        winners = {k: (fresh[k][0], w[1], fresh[k][1]) for k, w in winners.items()}
+    values_top = value_top_tokens(loaded, keys, value_top_n)
+    density, mean = partial.density(), partial.mean()
+    results = []
+    for layer, index in keys:
+        values, sentences, positions = winners[(layer, index)]
+        hashes = None
+        if causal:
+            hashes = [
+                _prefix_hash(store, int(s), int(p))
+                for s, p in zip(sentences, positions, strict=True)
+            ]
+        ranked = _rank(values, sentences, positions, hashes)[:top_k]
+        results.append(
+            KeyResult(
+                layer=layer,
+                index=index,
+                stats=KeyStats(
+                    density=float(density[layer, index]),
+                    max=float(partial.max[layer, index]),
+                    mean=float(mean[layer, index]),
+                    histogram=partial.hist[layer, index].tolist(),
+                ),
+                value_top_tokens=values_top[(layer, index)],
+                examples=[
+                    _example(loaded, store, r, v, s, p)
+                    for r, (v, s, p) in enumerate(ranked, start=1)
+                ],
+            )
+        )
+    return results
+
+
+__all__ = [
+    "END_OF_SENTENCE",
+    "END_OF_SENTENCE_ID",
+    "HIST_EDGES",
+    "KeyResult",
+    "KeyStats",
+    "TriggerExample",
+    "ValueToken",
+    "finalize",
+    "value_top_tokens",
+]

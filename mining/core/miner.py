@@ -1,0 +1,573 @@
+"""The streaming miner (DESIGN §3.2, §3.3).
+
+One pass over the corpus tracks every key of every layer. Per layer the state is a
+running top-K of candidates per key, O(layers × d_ff × K), plus cheap per-key
+statistics; dense activations are reduced inside the forward hook and dropped.
+
+A candidate is packed into one int64 **rank key** so that a single ``torch.topk`` /
+sort gives the exact order of DESIGN §3.2 — coefficient descending, then sentence
+index ascending — with no ties between distinct sentences:
+
+    rank_key = (order_preserving_int32(coefficient) << 32) | (2**32 - 1 - sentence)
+
+Hot path per layer and batch (no Python loop over keys, positions or sentences):
+
+1. masked = m + additive mask (-inf on padding and special tokens)    [batch, pos, d_ff]
+2. per-sentence max over positions → rank keys                        [batch, d_ff]
+3. candidates above the key's current K-th best (a lower bound, so the filter is
+   exact) are appended to a buffer with their earliest argmax position and, for
+   causal models, the 64-bit hash of their prefix; the buffer is merged into the
+   top-K (dedup of prefixes, then top-K) when it holds as many entries as the state.
+4. statistics: count of m > 0, sum (matmul with the real-token mask), max, and a
+   histogram of the per-sentence maxima.
+
+Layers are 0-based here; interfaces show layer + 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .config import MineConfig
+from .errors import MiningError, MiningStopped
+from .models import LoadedModel
+from .store import CorpusStore
+
+SENTINEL = torch.iinfo(torch.int64).min  # an empty top-K slot; below every real key
+MAX_SENTENCES = 2**32 - 1  # the low 32 bits of a rank key hold the sentence index
+SUM_SCALE = 2.0**20  # sums are kept in int64 fixed point: associative, hence exact shards
+# Histogram of each key's per-sentence maximum coefficient (one count per sentence):
+# bucket b holds values in [HIST_EDGES[b-1], HIST_EDGES[b]), with -inf/+inf at the
+# ends. Powers of two around 0 cover GELU/ReLU (>= -0.17) and SwiGLU (either sign)
+# coefficients; exact zeros (ReLU keys that never fire) land in [0, 0.25).
+HIST_EDGES: tuple[float, ...] = (
+    -8.0,
+    -4.0,
+    -2.0,
+    -1.0,
+    -0.5,
+    -0.25,
+    0.0,
+    0.25,
+    0.5,
+    1.0,
+    2.0,
+    4.0,
+    8.0,
+    16.0,
+    32.0,
+)
+N_BINS = len(HIST_EDGES) + 1
+PARTIAL_FORMAT = "ffkv.mining-partial/v1"
+
+
+# --- rank keys ------------------------------------------------------------------
+
+
+def pack_keys(values: torch.Tensor, sentences: torch.Tensor) -> torch.Tensor:
+    """float32 coefficients and int64 sentence indices (broadcastable) → int64 rank keys."""
+    values = values.to(torch.float32) + 0.0  # -0.0 + 0.0 == +0.0: equal floats, equal keys
+    bits = values.contiguous().view(torch.int32)
+    ordered = torch.where(bits < 0, bits ^ 0x7FFFFFFF, bits)  # int order == float order
+    return (ordered.to(torch.int64) << 32) | (MAX_SENTENCES - sentences)
+
+
+def unpack_values(keys: torch.Tensor) -> torch.Tensor:
+    ordered = (keys >> 32).to(torch.int32)
+    bits = torch.where(ordered < 0, ordered ^ 0x7FFFFFFF, ordered)
+    return bits.view(torch.float32)
+
+
+def unpack_sentences(keys: torch.Tensor) -> torch.Tensor:
+    return MAX_SENTENCES - (keys & MAX_SENTENCES)
+
+
+# --- prefix hashes ----------------------------------------------------------------
+
+_HASH_POSITIONS = 4096
+_hash_tables: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def _hash_table(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    if device not in _hash_tables:
+        gen = torch.Generator().manual_seed(0x5EED)  # fixed: hashes must match across runs
+        lo, hi = -(2**62), 2**62
+        per_pos = torch.randint(lo, hi, (_HASH_POSITIONS,), generator=gen, dtype=torch.int64)
+        per_len = torch.randint(lo, hi, (_HASH_POSITIONS,), generator=gen, dtype=torch.int64)
+        _hash_tables[device] = (per_pos | 1).to(device), per_len.to(device)
+    return _hash_tables[device]
+
+
+def prefix_hashes(ids: torch.Tensor) -> torch.Tensor:
+    """64-bit hash of every prefix tokens[0..t]: [batch, pos] int64, wrapping arithmetic.
+
+    h[t] = sum_{j<=t} mix(id_j) * R_j + L_t with fixed random R (odd) and L: equal
+    prefixes give equal hashes; different ones collide with probability ~2^-64.
+    """
+    per_pos, per_len = _hash_table(ids.device)
+    width = ids.shape[1]
+    if width > _HASH_POSITIONS:
+        raise MiningError(f"sentences longer than {_HASH_POSITIONS} tokens are not supported")
+    x = (ids + 1) * -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed int64
+    x = x ^ (x >> 31)
+    return torch.cumsum(x * per_pos[:width], dim=1) + per_len[:width]
+
+
+# --- keys to report -------------------------------------------------------------
+
+
+def sample_keys(n_layers: int, d_ff: int, keys_per_layer: int, seed: int) -> list[tuple[int, int]]:
+    """``keys_per_layer`` distinct keys per layer, seeded, sorted: [(layer, index)], 0-based."""
+    if keys_per_layer > d_ff:
+        raise MiningError(
+            f"keys_per_layer ({keys_per_layer}) exceeds the {d_ff} keys of each layer"
+        )
+    gen = torch.Generator().manual_seed(seed)
+    keys = []
+    for layer in range(n_layers):
+        chosen = torch.randperm(d_ff, generator=gen)[:keys_per_layer].sort().values
+        keys.extend((layer, int(i)) for i in chosen)
+    return keys
+
+
+def all_keys(n_layers: int, d_ff: int) -> list[tuple[int, int]]:
+    return [(layer, i) for layer in range(n_layers) for i in range(d_ff)]
+
+
+def resolve_keys(cfg: MineConfig, n_layers: int, d_ff: int) -> list[tuple[int, int]]:
+    """The keys a run reports: explicit list, all keys, or a seeded sample."""
+    if cfg.key_list:
+        keys = []
+        for item in cfg.key_list:
+            layer, index = (int(v) for v in item)
+            if not 0 <= layer < n_layers:
+                raise MiningError(
+                    f"layer {layer} out of range: the model has layers 0..{n_layers - 1} "
+                    f"(0-based; 1..{n_layers} in the interfaces)"
+                )
+            if not 0 <= index < d_ff:
+                raise MiningError(f"key index {index} out of range: d_ff is {d_ff}")
+            keys.append((layer, index))
+        return sorted(set(keys))
+    if cfg.all_keys:
+        return all_keys(n_layers, d_ff)
+    return sample_keys(n_layers, d_ff, cfg.keys_per_layer, cfg.seed)
+
+
+# --- batches and shards ---------------------------------------------------------
+
+
+def batch_plan(store: CorpusStore, start: int, end: int, cfg: MineConfig) -> list[np.ndarray]:
+    """Sentence indices of each batch of [start, end): blocks of ``cfg.block_size``
+    consecutive sentences (aligned to index 0), sorted by length inside a block."""
+    block = cfg.block_size
+    plan = []
+    for b0 in range(start, end, block):
+        idx = np.arange(b0, min(b0 + block - b0 % block, end), dtype=np.int64)
+        idx = idx[np.argsort(store.lengths[idx], kind="stable")]
+        plan.extend(idx[j : j + cfg.batch_size] for j in range(0, idx.size, cfg.batch_size))
+    return plan
+
+
+def shard_ranges(n_sentences: int, n_shards: int, cfg: MineConfig) -> list[tuple[int, int]]:
+    """Cut [0, n_sentences) into at most ``n_shards`` block-aligned ranges (never empty)."""
+    if n_shards < 1:
+        raise MiningError("the number of shards must be at least 1")
+    n_blocks = math.ceil(n_sentences / cfg.block_size)
+    n_shards = min(n_shards, max(n_blocks, 1))
+    bounds = [round(i * n_blocks / n_shards) * cfg.block_size for i in range(n_shards + 1)]
+    bounds = [min(b, n_sentences) for b in bounds]
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def _check_range(store: CorpusStore, start: int, end: int, cfg: MineConfig) -> None:
+    n = len(store)
+    if not 0 <= start < end <= n:
+        raise MiningError(f"bad sentence range [{start}, {end}) for a corpus of {n} sentences")
+    if start % cfg.block_size or (end % cfg.block_size and end != n):
+        raise MiningError(
+            f"shard [{start}, {end}) is not aligned to blocks of {cfg.block_size} sentences "
+            "(use shard_ranges)"
+        )
+    if n > MAX_SENTENCES:
+        raise MiningError(f"corpora above {MAX_SENTENCES} sentences are not supported")
+
+
+# --- partial results ------------------------------------------------------------
+
+
+@dataclass
+class Partial:
+    """The mergeable state of one or more sentence ranges.
+
+    ``keys``/``positions``/``hashes`` [layers, d_ff, K]: the running top-K per key as
+    rank keys (see ``pack_keys``; SENTINEL marks an empty slot), token positions and
+    prefix hashes (zeros for encoders), each key's row sorted best first.
+    Statistics per key [layers, d_ff]: ``n_positive`` (real positions with m > 0),
+    ``sum_fixed`` (sum of m over real positions × SUM_SCALE, int64), ``max``;
+    ``hist`` [layers, d_ff, N_BINS] (per-sentence maxima, HIST_EDGES); ``n_positions``
+    real positions seen. ``meta`` is JSON: fingerprint, ranges, progress.
+    """
+
+    meta: dict[str, Any]
+    keys: torch.Tensor
+    positions: torch.Tensor
+    hashes: torch.Tensor
+    n_positive: torch.Tensor
+    sum_fixed: torch.Tensor
+    max: torch.Tensor
+    hist: torch.Tensor
+    n_positions: torch.Tensor = field(default_factory=lambda: torch.zeros((), dtype=torch.int64))
+
+    TENSORS = (
+        "keys",
+        "positions",
+        "hashes",
+        "n_positive",
+        "sum_fixed",
+        "max",
+        "hist",
+        "n_positions",
+    )
+
+    @classmethod
+    def empty(cls, meta: dict[str, Any], n_layers: int, d_ff: int, keep_k: int) -> Partial:
+        shape = (n_layers, d_ff, keep_k)
+        return cls(
+            meta=meta,
+            keys=torch.full(shape, SENTINEL, dtype=torch.int64),
+            positions=torch.zeros(shape, dtype=torch.int32),
+            hashes=torch.zeros(shape, dtype=torch.int64),
+            n_positive=torch.zeros((n_layers, d_ff), dtype=torch.int64),
+            sum_fixed=torch.zeros((n_layers, d_ff), dtype=torch.int64),
+            max=torch.full((n_layers, d_ff), -math.inf, dtype=torch.float32),
+            hist=torch.zeros((n_layers, d_ff, N_BINS), dtype=torch.int64),
+        )
+
+    @property
+    def complete(self) -> bool:
+        return self.meta["batches_done"] == self.meta["n_batches"]
+
+    def to(self, device: torch.device | str) -> Partial:
+        moved = {name: getattr(self, name).to(device) for name in self.TENSORS}
+        return Partial(meta=dict(self.meta), **moved)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Atomic write (temp file + os.replace): a killed writer never leaves half a file."""
+        path = Path(path)
+        payload: dict[str, Any] = {name: getattr(self, name).cpu() for name in self.TENSORS}
+        payload["meta"] = json.dumps(self.meta)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        torch.save(payload, tmp)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Partial:
+        try:
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+            meta = json.loads(payload.pop("meta"))
+        except FileNotFoundError:
+            raise MiningError(f"partial result {str(path)!r} does not exist") from None
+        except Exception as exc:
+            raise MiningError(f"partial result {str(path)!r} is unreadable: {exc}") from None
+        if meta.get("format") != PARTIAL_FORMAT:
+            raise MiningError(f"{str(path)!r} is not a mining partial result")
+        return cls(meta=meta, **{name: payload[name] for name in cls.TENSORS})
+
+    # Stats ------------------------------------------------------------------------
+
+    def density(self) -> torch.Tensor:
+        """[layers, d_ff]: share of real positions with m > 0."""
+        return self.n_positive.double() / max(int(self.n_positions), 1)
+
+    def mean(self) -> torch.Tensor:
+        """[layers, d_ff]: mean coefficient over real positions."""
+        return self.sum_fixed.double() / SUM_SCALE / max(int(self.n_positions), 1)
+
+
+def _fingerprint(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> dict[str, Any]:
+    """What two partials must share to be merged."""
+    return {
+        "model": loaded.name,
+        "model_type": loaded.model_type,
+        "n_layers": loaded.n_layers,
+        "d_ff": loaded.d_ff,
+        "causal": loaded.causal,
+        "keep_k": cfg.keep_k,
+        "dtype": cfg.dtype,
+        "batch_size": cfg.batch_size,
+        "sort_window": cfg.sort_window,
+        "max_tokens": store.meta["max_tokens"],
+        "n_sentences": len(store),
+        "n_tokens": store.n_tokens,
+    }
+
+
+# --- the hot path ------------------------------------------------------------------
+
+
+def _merge_topk(
+    keys: torch.Tensor,
+    positions: torch.Tensor,
+    hashes: torch.Tensor,
+    cand_f: torch.Tensor,
+    cand_keys: torch.Tensor,
+    cand_pos: torch.Tensor,
+    cand_hash: torch.Tensor,
+    dedup: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Merge flat candidates (key index, rank key, position, hash) into a top-K state
+    [n_keys, K] and return the new state, rows sorted best first.
+
+    With ``dedup``, of several entries of one key with the same prefix hash only the
+    best (equal coefficients, so the lowest sentence index) survives. Exact and
+    associative: the result is the deduplicated top-K of all entries ever merged.
+    """
+    n_keys, k = keys.shape
+    device = keys.device
+    all_f = torch.cat([torch.arange(n_keys, device=device).repeat_interleave(k), cand_f])
+    all_k = torch.cat([keys.reshape(-1), cand_keys])
+    all_p = torch.cat([positions.reshape(-1), cand_pos])
+    all_h = torch.cat([hashes.reshape(-1), cand_hash])
+    if dedup:
+        order = torch.sort(all_k, descending=True, stable=True).indices
+        order = order[torch.sort(all_h[order], stable=True).indices]
+        order = order[torch.sort(all_f[order], stable=True).indices]
+        f_o, h_o = all_f[order], all_h[order]
+        dup = torch.zeros_like(f_o, dtype=torch.bool)
+        dup[1:] = (f_o[1:] == f_o[:-1]) & (h_o[1:] == h_o[:-1])
+        all_k = all_k.clone()
+        all_k[order[dup]] = SENTINEL
+    order = torch.sort(all_k, descending=True, stable=True).indices
+    order = order[torch.sort(all_f[order], stable=True).indices]
+    counts = torch.bincount(all_f, minlength=n_keys)  # every key has >= K (its state)
+    starts = torch.cumsum(counts, 0) - counts
+    take = order[starts[:, None] + torch.arange(k, device=device)[None, :]]  # [n_keys, K]
+    return all_k[take], all_p[take], all_h[take]
+
+
+class _StreamingMiner:
+    """Holds a Partial's tensors on the device and updates them from hook calls."""
+
+    def __init__(self, partial: Partial, causal: bool, device: torch.device) -> None:
+        self.p = partial.to(device)
+        self.causal = causal
+        self.device = device
+        n_layers, d_ff, keep_k = self.p.keys.shape
+        self.n_layers, self.d_ff, self.keep_k = n_layers, d_ff, keep_k
+        self.thresholds = self.p.keys[:, :, -1].clone()  # [layers, d_ff] K-th best
+        self.buffers: list[list[tuple[torch.Tensor, ...]]] = [[] for _ in range(n_layers)]
+        self.buffered = [0] * n_layers
+        self.buffer_cap = d_ff * keep_k
+        self.edges = torch.tensor(HIST_EDGES, dtype=torch.float32, device=device)
+        self.key_offsets = torch.arange(d_ff, device=device) * N_BINS  # [d_ff]
+        self._batch: dict[str, torch.Tensor] = {}
+        self._scratch: torch.Tensor | None = None
+
+    def begin_batch(
+        self, sentences: np.ndarray, ids: torch.Tensor, real: torch.Tensor, dtype: torch.dtype
+    ) -> None:
+        """sentences [batch]; ids, real [batch, pos] on the device."""
+        additive = torch.zeros(real.shape, dtype=dtype, device=self.device)
+        additive.masked_fill_(~real, -math.inf)
+        self._batch = {
+            "sentences": torch.from_numpy(sentences).to(self.device)[:, None],  # [batch, 1]
+            "additive": additive[:, :, None],  # [batch, pos, 1]
+            "weights": real.reshape(1, -1).to(dtype),  # [1, batch*pos]
+        }
+        if self.causal:
+            self._batch["hashes"] = prefix_hashes(ids)  # [batch, pos]
+        shape = (*real.shape, self.d_ff)
+        if self._scratch is None or self._scratch.shape != shape or self._scratch.dtype != dtype:
+            self._scratch = torch.empty(shape, dtype=dtype, device=self.device)
+        self.p.n_positions += int(real.sum())
+
+    def on_layer(self, layer: int, m: torch.Tensor) -> None:
+        """The hook: m [batch, pos, d_ff], the input of the layer's down projection."""
+        batch = self._batch
+        p = self.p
+        masked = torch.add(m, batch["additive"], out=self._scratch)  # [batch, pos, d_ff]
+        best = masked.amax(dim=1)  # [batch, d_ff] per-sentence max over real positions
+        # Statistics over real positions (masked ones are -inf, never > 0).
+        p.n_positive[layer] += (masked > 0).sum(dim=(0, 1))
+        total = batch["weights"] @ m.reshape(-1, m.shape[-1])  # [1, d_ff]
+        p.sum_fixed[layer] += torch.round(total[0].double() * SUM_SCALE).to(torch.int64)
+        best32 = best.float()  # [batch, d_ff]
+        torch.maximum(p.max[layer], best32.amax(dim=0), out=p.max[layer])
+        bins = torch.bucketize(best32, self.edges, right=True)  # [batch, d_ff]
+        p.hist[layer] += torch.bincount(
+            (bins + self.key_offsets).reshape(-1), minlength=self.d_ff * N_BINS
+        ).view(self.d_ff, N_BINS)
+        # Candidates: one per (sentence, key); only those that can enter the top-K.
+        rank = pack_keys(best32, batch["sentences"])  # [batch, d_ff]
+        rows, cols = (rank > self.thresholds[layer]).nonzero(as_tuple=True)
+        if rows.numel() == 0:
+            return
+        pos = masked[rows, :, cols].argmax(dim=1)  # [n] earliest maximum position
+        hashes = batch["hashes"][rows, pos] if self.causal else torch.zeros_like(rows)
+        self.buffers[layer].append((cols, rank[rows, cols], pos.to(torch.int32), hashes))
+        self.buffered[layer] += rows.numel()
+        if self.buffered[layer] >= self.buffer_cap:
+            self.flush(layer)
+
+    def flush(self, layer: int | None = None) -> None:
+        for lyr in range(self.n_layers) if layer is None else [layer]:
+            if not self.buffers[lyr]:
+                continue
+            cand = [torch.cat(parts) for parts in zip(*self.buffers[lyr], strict=True)]
+            p = self.p
+            p.keys[lyr], p.positions[lyr], p.hashes[lyr] = _merge_topk(
+                p.keys[lyr], p.positions[lyr], p.hashes[lyr], *cand, dedup=self.causal
+            )
+            self.thresholds[lyr] = p.keys[lyr, :, -1]
+            self.buffers[lyr] = []
+            self.buffered[lyr] = 0
+
+    def partial(self) -> Partial:
+        self.flush()
+        return self.p.to("cpu")
+
+
+def mine_range(
+    loaded: LoadedModel,
+    store: CorpusStore,
+    cfg: MineConfig,
+    start: int,
+    end: int,
+    *,
+    checkpoint_path: str | os.PathLike[str] | None = None,
+    checkpoint_every: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Partial:
+    """Mine sentences [start, end) (block-aligned, see ``shard_ranges``).
+
+    ``progress(sentences_done, tokens_done)`` is called after every batch with counts
+    within this range (totals: ``end - start`` and ``store.tokens_in(start, end)``).
+    With ``checkpoint_path`` the state is saved there atomically every
+    ``checkpoint_every`` batches (default ``cfg.checkpoint_every``), when
+    ``should_stop()`` returns True (then ``MiningStopped`` is raised) and at the end;
+    a later call with the same path resumes from it, or returns it at once if complete.
+    """
+    cfg.validate()
+    _check_range(store, start, end, cfg)
+    plan = batch_plan(store, start, end, cfg)
+    meta = {
+        "format": PARTIAL_FORMAT,
+        "fingerprint": _fingerprint(loaded, store, cfg),
+        "ranges": [[start, end]],
+        "n_batches": len(plan),
+        "batches_done": 0,
+        "sentences_done": 0,
+        "tokens_done": 0,
+    }
+    partial = None
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        previous = Partial.load(checkpoint_path)
+        same = {k: previous.meta.get(k) for k in ("fingerprint", "ranges", "n_batches")}
+        if same == {k: meta[k] for k in same}:
+            partial = previous
+    if partial is None:
+        partial = Partial.empty(meta, loaded.n_layers, loaded.d_ff, cfg.keep_k)
+    if partial.complete:
+        return partial
+    every = checkpoint_every or cfg.checkpoint_every
+    device = loaded.device
+    dtype = loaded.dtype
+    pad_id = loaded.tokenizer.pad_token_id
+    pad_id = 0 if pad_id is None else int(pad_id)
+    miner = _StreamingMiner(partial, loaded.causal, device)
+    state = miner.p.meta
+
+    def save() -> None:
+        if checkpoint_path is not None:
+            miner.partial().save(checkpoint_path)
+
+    with torch.inference_mode(), loaded.capture(miner.on_layer):
+        for index in range(state["batches_done"], len(plan)):
+            sentences = plan[index]
+            ids_np, present_np, real_np = store.batch(sentences, pad_id)
+            ids = torch.from_numpy(ids_np).to(device)
+            real = torch.from_numpy(real_np).to(device)
+            attention = torch.from_numpy(present_np.astype(np.int64)).to(device)
+            miner.begin_batch(sentences, ids, real, dtype)
+            loaded.forward(ids, attention)
+            state["batches_done"] = index + 1
+            state["sentences_done"] += int(sentences.size)
+            state["tokens_done"] += int(present_np.sum())
+            if progress is not None:
+                progress(state["sentences_done"], state["tokens_done"])
+            if state["batches_done"] == len(plan):
+                break
+            if should_stop is not None and should_stop():
+                save()
+                raise MiningStopped(
+                    f"stopped after {state['sentences_done']} of {end - start} sentences",
+                    None if checkpoint_path is None else str(checkpoint_path),
+                )
+            if state["batches_done"] % every == 0:
+                save()
+    result = miner.partial()
+    if checkpoint_path is not None:
+        result.save(checkpoint_path)
+    return result
+
+
+def merge_partials(partials: Sequence[Partial]) -> Partial:
+    """Combine complete partials of disjoint ranges; equal, bit for bit, to one pass."""
+    if not partials:
+        raise MiningError("nothing to merge")
+    first = partials[0]
+    for other in partials:
+        if other.meta["fingerprint"] != first.meta["fingerprint"]:
+            raise MiningError("cannot merge partial results of different runs or settings")
+        if not other.complete:
+            raise MiningError(f"partial result of ranges {other.meta['ranges']} is incomplete")
+    ranges = sorted(r for other in partials for r in other.meta["ranges"])
+    for (_, a_end), (b_start, _) in zip(ranges, ranges[1:], strict=False):
+        if b_start < a_end:
+            raise MiningError(f"overlapping sentence ranges {ranges}")
+    n_layers, d_ff, keep_k = first.keys.shape
+    causal = bool(first.meta["fingerprint"]["causal"])
+    keys, positions, hashes = first.keys.clone(), first.positions.clone(), first.hashes.clone()
+    flat_f = torch.arange(d_ff).repeat_interleave(keep_k)
+    for other in partials[1:]:
+        for layer in range(n_layers):
+            keys[layer], positions[layer], hashes[layer] = _merge_topk(
+                keys[layer],
+                positions[layer],
+                hashes[layer],
+                flat_f,
+                other.keys[layer].reshape(-1),
+                other.positions[layer].reshape(-1),
+                other.hashes[layer].reshape(-1),
+                dedup=causal,
+            )
+    meta = dict(first.meta)
+    meta.update(
+        ranges=ranges,
+        n_batches=sum(o.meta["n_batches"] for o in partials),
+        batches_done=sum(o.meta["batches_done"] for o in partials),
+        sentences_done=sum(o.meta["sentences_done"] for o in partials),
+        tokens_done=sum(o.meta["tokens_done"] for o in partials),
+    )
+    return Partial(
+        meta=meta,
+        keys=keys,
+        positions=positions,
+        hashes=hashes,
+        n_positive=sum((o.n_positive for o in partials[1:]), first.n_positive.clone()),
+        sum_fixed=sum((o.sum_fixed for o in partials[1:]), first.sum_fixed.clone()),
+        max=torch.stack([o.max for o in partials]).amax(dim=0),
+        hist=sum((o.hist for o in partials[1:]), first.hist.clone()),
+        n_positions=sum((o.n_positions for o in partials[1:]), first.n_positions.clone()),
+    )

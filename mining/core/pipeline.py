@@ -1,0 +1,105 @@
+"""``mine(cfg)``: the whole run in one call, for library users and the demo.
+
+load model → read corpus → build the tokenized store → one pass → finalize.
+The Django side runs the same steps itself to spread ``mine_range`` over shards.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .config import MineConfig
+from .corpus import iter_sentences
+from .finalize import KeyResult, finalize
+from .miner import HIST_EDGES, mine_range, resolve_keys
+from .models import LoadedModel, load_model
+from .store import CorpusStore, build_store
+
+
+@dataclass
+class MiningResult:
+    config: MineConfig
+    model: dict[str, Any]  # name, model_type, n_layers, d_ff, d_model, causal, vocab_size
+    corpus: dict[str, Any]  # the store's meta: n_sentences, n_tokens, n_truncated, ...
+    keys: list[KeyResult]
+    hist_edges: list[float]
+    seconds: float
+    tokens_per_second: float
+
+
+def model_info(loaded: LoadedModel) -> dict[str, Any]:
+    return {
+        "name": loaded.name,
+        "model_type": loaded.model_type,
+        "n_layers": loaded.n_layers,
+        "d_ff": loaded.d_ff,
+        "d_model": loaded.d_model,
+        "causal": loaded.causal,
+        "vocab_size": int(loaded.output_embeddings().shape[0]),
+    }
+
+
+def corpus_unk_token(loaded: LoadedModel) -> str | None:
+    """What WikiText's ``<unk>`` becomes: the tokenizer's unknown token, unless it has
+    none or reuses a sentence boundary token (GPT-2's is <|endoftext|>)."""
+    tok = loaded.tokenizer
+    unk = tok.unk_token
+    if unk is None or unk in (tok.bos_token, tok.eos_token):
+        return None
+    return str(unk)
+
+
+def build_corpus_store(cfg: MineConfig, loaded: LoadedModel, path: str) -> CorpusStore:
+    sentences = iter_sentences(
+        cfg.corpus,
+        cfg.sentences,
+        max_sentences=cfg.max_sentences,
+        unk_token=corpus_unk_token(loaded),
+    )
+    return build_store(
+        sentences, loaded.tokenizer, path, max_tokens=cfg.max_tokens, tokenizer_name=cfg.model
+    )
+
+
+def mine(
+    cfg: MineConfig,
+    progress: Callable[[int, int, int, int], None] | None = None,
+) -> MiningResult:
+    """Run a whole mining job in this process.
+
+    ``progress(sentences_done, tokens_done, sentences_total, tokens_total)`` is called
+    after every batch.
+    """
+    cfg.validate()
+    loaded = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+    keys = resolve_keys(cfg, loaded.n_layers, loaded.d_ff)  # bad keys fail before any work
+    with tempfile.TemporaryDirectory(prefix="ffkv-store-") as tmp:
+        store = build_corpus_store(cfg, loaded, cfg.store_dir or f"{tmp}/store")
+        n, n_tok = len(store), store.n_tokens
+        report = None if progress is None else (lambda s, t: progress(s, t, n, n_tok))
+        started = time.perf_counter()
+        partial = mine_range(loaded, store, cfg, 0, n, progress=report)
+        seconds = time.perf_counter() - started
+        results = finalize(
+            loaded,
+            store,
+            partial,
+            keys,
+            cfg.top_k,
+            value_top_n=cfg.value_top_n,
+            batch_size=cfg.batch_size,
+        )
+        corpus = dict(store.meta)
+    return MiningResult(
+        config=cfg,
+        model=model_info(loaded),
+        corpus=corpus,
+        keys=results,
+        hist_edges=list(HIST_EDGES),
+        seconds=seconds,
+        tokens_per_second=n_tok / seconds if seconds > 0 else 0.0,
+    )

@@ -1,0 +1,224 @@
+"""Tokenized corpus store: the miner reads token ids from here, and text is rebuilt
+from here for the winners only (DESIGN §3.3: text is never held in miner state).
+
+A store is a directory of flat, memory-mapped files:
+
+- ``tokens.i32``       int32 token ids of all sentences, concatenated
+- ``special.u8``       1 where a token may not be a trigger (template special tokens
+                       such as [CLS]/[SEP]/<s>, or special ids found in the text other
+                       than the unknown token), else 0
+- ``char_end.i32``     end character offset of each token in its sentence's text
+- ``offsets.i64``      n_sentences + 1 token offsets
+- ``text.bin``         UTF-8 sentence texts, concatenated
+- ``text_offsets.i64`` n_sentences + 1 byte offsets into ``text.bin``
+- ``meta.json``        n_sentences, n_tokens, n_truncated, n_empty, tokenizer, max_tokens
+
+Each sentence is tokenized alone with the tokenizer's default special tokens and cut
+at ``max_tokens`` (the tokenizer's own truncation, which keeps the closing special
+tokens). Sentences with no real token (only specials) are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import MiningError
+
+META = "meta.json"
+FORMAT = "ffkv.corpus-store/v1"
+
+
+def _special_ids(tokenizer: Any) -> np.ndarray:
+    ids = set(tokenizer.all_special_ids)
+    ids.discard(tokenizer.unk_token_id)  # an unknown word is still a word of the text
+    return np.array(sorted(i for i in ids if i is not None), dtype=np.int64)
+
+
+def build_store(
+    sentences: Iterable[str],
+    tokenizer: Any,
+    path: str | os.PathLike[str],
+    *,
+    max_tokens: int = 128,
+    tokenizer_name: str = "",
+    chunk_size: int = 1024,
+) -> CorpusStore:
+    """Tokenize ``sentences`` into a store at ``path`` with bounded memory.
+
+    Writes into ``<path>.partial`` and renames at the end, so a failed build leaves
+    nothing half-written at ``path``.
+    """
+    if max_tokens < 2:
+        raise MiningError("max_tokens must be at least 2")
+    path = Path(path)
+    tmp = path.with_name(path.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    special_ids = _special_ids(tokenizer)
+    n_sentences = n_tokens = n_truncated = n_empty = n_bytes = 0
+    try:
+        with (
+            open(tmp / "tokens.i32", "wb") as f_tok,
+            open(tmp / "special.u8", "wb") as f_spec,
+            open(tmp / "char_end.i32", "wb") as f_char,
+            open(tmp / "offsets.i64", "wb") as f_off,
+            open(tmp / "text.bin", "wb") as f_text,
+            open(tmp / "text_offsets.i64", "wb") as f_toff,
+        ):
+            f_off.write(np.zeros(1, np.int64).tobytes())
+            f_toff.write(np.zeros(1, np.int64).tobytes())
+            iterator = iter(sentences)
+            while chunk := list(itertools.islice(iterator, chunk_size)):
+                enc = tokenizer(
+                    chunk,
+                    add_special_tokens=True,
+                    truncation=True,
+                    max_length=max_tokens,
+                    return_overflowing_tokens=True,
+                    return_special_tokens_mask=True,
+                    return_offsets_mapping=True,
+                    return_attention_mask=False,
+                    return_token_type_ids=False,
+                )
+                owner = enc["overflow_to_sample_mapping"]
+                first_row: dict[int, int] = {}
+                cut: set[int] = set()
+                for row, sample in enumerate(owner):
+                    if sample in first_row:
+                        cut.add(sample)  # an overflow row: the sentence was cut
+                    else:
+                        first_row[sample] = row
+                n_truncated += len(cut)
+                tok_parts, spec_parts, char_parts, lengths, texts = [], [], [], [], []
+                for sample, text in enumerate(chunk):
+                    row = first_row[sample]
+                    ids = np.asarray(enc["input_ids"][row], dtype=np.int32)
+                    special = np.asarray(enc["special_tokens_mask"][row], dtype=np.uint8)
+                    special |= np.isin(ids, special_ids).astype(np.uint8)
+                    if ids.size == 0 or special.all():
+                        n_empty += 1
+                        continue
+                    ends = np.asarray([e for _, e in enc["offset_mapping"][row]], dtype=np.int32)
+                    tok_parts.append(ids)
+                    spec_parts.append(special)
+                    char_parts.append(ends)
+                    lengths.append(ids.size)
+                    texts.append(text.encode("utf-8"))
+                if not lengths:
+                    continue
+                f_tok.write(np.concatenate(tok_parts).tobytes())
+                f_spec.write(np.concatenate(spec_parts).tobytes())
+                f_char.write(np.concatenate(char_parts).tobytes())
+                f_off.write((n_tokens + np.cumsum(lengths, dtype=np.int64)).tobytes())
+                blob = b"".join(texts)
+                f_text.write(blob)
+                text_ends = n_bytes + np.cumsum([len(t) for t in texts], dtype=np.int64)
+                f_toff.write(text_ends.tobytes())
+                n_sentences += len(lengths)
+                n_tokens += int(sum(lengths))
+                n_bytes += len(blob)
+        if n_sentences == 0:
+            raise MiningError("the corpus has no sentences (empty after reading and cleaning)")
+        meta = {
+            "format": FORMAT,
+            "n_sentences": n_sentences,
+            "n_tokens": n_tokens,
+            "n_truncated": n_truncated,
+            "n_empty": n_empty,
+            "tokenizer": tokenizer_name or getattr(tokenizer, "name_or_path", ""),
+            "max_tokens": max_tokens,
+        }
+        (tmp / META).write_text(json.dumps(meta, indent=2))
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return CorpusStore.open(path)
+
+
+class CorpusStore:
+    """Read-only view of a store directory; arrays are memory-mapped."""
+
+    def __init__(self, path: Path, meta: dict[str, Any]) -> None:
+        self.path = path
+        self.meta = meta
+        n = int(meta["n_sentences"])
+
+        def mm(name: str, dtype: type, count: int) -> np.ndarray:
+            return np.memmap(path / name, dtype=dtype, mode="r", shape=(count,))
+
+        self.offsets = np.asarray(mm("offsets.i64", np.int64, n + 1))
+        n_tok = int(self.offsets[-1])
+        self._tokens = mm("tokens.i32", np.int32, n_tok)
+        self._special = mm("special.u8", np.uint8, n_tok)
+        self._char_end = mm("char_end.i32", np.int32, n_tok)
+        self._text_offsets = mm("text_offsets.i64", np.int64, n + 1)
+        self._text = (
+            np.memmap(path / "text.bin", dtype=np.uint8, mode="r")
+            if int(self._text_offsets[-1])
+            else np.zeros(0, np.uint8)
+        )
+        self.lengths = np.diff(self.offsets)  # [n_sentences] tokens per sentence
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> CorpusStore:
+        path = Path(path)
+        meta_path = path / META
+        if not meta_path.is_file():
+            raise MiningError(f"{str(path)!r} is not a corpus store (no {META})")
+        meta = json.loads(meta_path.read_text())
+        if meta.get("format") != FORMAT:
+            raise MiningError(f"{str(path)!r}: unknown corpus store format {meta.get('format')!r}")
+        return cls(path, meta)
+
+    def __len__(self) -> int:
+        return int(self.meta["n_sentences"])
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.meta["n_tokens"])
+
+    def tokens_in(self, start: int, end: int) -> int:
+        """Number of tokens of sentences [start, end): the total for progress bars."""
+        return int(self.offsets[end] - self.offsets[start])
+
+    def tokens(self, i: int) -> np.ndarray:
+        return np.asarray(self._tokens[self.offsets[i] : self.offsets[i + 1]])
+
+    def special(self, i: int) -> np.ndarray:
+        """Bool per token of sentence ``i``: True where it can never be a trigger."""
+        return np.asarray(self._special[self.offsets[i] : self.offsets[i + 1]]).astype(bool)
+
+    def char_ends(self, i: int) -> np.ndarray:
+        return np.asarray(self._char_end[self.offsets[i] : self.offsets[i + 1]])
+
+    def sentence(self, i: int) -> str:
+        a, b = int(self._text_offsets[i]), int(self._text_offsets[i + 1])
+        return bytes(self._text[a:b]).decode("utf-8")
+
+    def batch(self, indices: np.ndarray, pad_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Right-padded arrays for the sentences ``indices``.
+
+        Returns ids [batch, pos] int64, attention [batch, pos] bool (token present)
+        and real [batch, pos] bool (present and may be a trigger).
+        """
+        starts = self.offsets[indices]
+        lengths = self.lengths[indices]
+        width = int(lengths.max())
+        pos = np.arange(width)[None, :]
+        present = pos < lengths[:, None]  # [batch, pos]
+        flat = np.where(present, starts[:, None] + pos, 0)
+        ids = np.where(present, self._tokens[flat], pad_id).astype(np.int64)
+        real = present & (self._special[flat] == 0)
+        return ids, present, real

@@ -1,0 +1,89 @@
+"""Write a finished mining run into annotate's tables: bulk, one transaction, rerunnable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+
+from annotate.models import Key, Study, TriggerPrefix
+from mining.core import KeyResult, MineConfig, MiningError
+
+from .models import MiningRun
+
+STUDY_EXISTS = "A study named {name!r} already exists; choose another study name."
+PREFIX_BATCH = 5000
+
+
+@transaction.atomic
+def study_load(
+    *,
+    run: MiningRun,
+    config: MineConfig,
+    model: dict[str, Any],
+    results: Sequence[KeyResult],
+    hist_edges: Sequence[float],
+) -> Study:
+    """Create the run's study with its sampled keys and their trigger prefixes.
+
+    A rerun (the merge task delivered twice, or retried after a crash) finds the study
+    already loaded for this run and writes nothing; unique constraints guard the rest.
+    """
+    run = MiningRun.objects.select_for_update().get(pk=run.pk)
+    if run.study_id is not None:
+        return Study.objects.get(pk=run.study_id)
+    if Study.objects.filter(name=run.study_name).exists():
+        raise MiningError(STUDY_EXISTS.format(name=run.study_name))
+    study = Study.objects.create(
+        name=run.study_name,
+        model_name=config.model,
+        corpus=config.corpus,
+        top_k=config.top_k,
+        seed=config.seed,
+        n_layers=model["n_layers"],
+        d_ff=model["d_ff"],
+        is_causal=model["causal"],
+        created_by=run.created_by,
+    )
+    edges = [float(e) for e in hist_edges]
+    keys = Key.objects.bulk_create(
+        [
+            Key(
+                study=study,
+                layer=result.layer + 1,  # 1-based in the database and every interface
+                index=result.index,
+                density=result.stats.density,
+                max_coefficient=result.stats.max,
+                mean_coefficient=result.stats.mean,
+                histogram={"edges": edges, "counts": list(result.stats.histogram)},
+                value_top_tokens=[[v.token, v.probability] for v in result.value_top_tokens],
+                value_top_token_ids=[v.token_id for v in result.value_top_tokens],
+            )
+            for result in results
+        ]
+    )
+    TriggerPrefix.objects.bulk_create(
+        [
+            TriggerPrefix(
+                key=key,
+                rank=example.rank,
+                coefficient=example.coefficient,
+                text=example.prefix,
+                trigger_token=example.trigger_token[:200],
+                trigger_token_id=example.trigger_token_id,
+                next_token=example.next_token[:200],
+                next_token_id=example.next_token_id,
+                suffix=example.suffix,
+                sentence=example.sentence,
+                sentence_index=example.sentence_index,
+                position=example.position,
+            )
+            for key, result in zip(keys, results, strict=True)
+            for example in result.examples
+        ],
+        batch_size=PREFIX_BATCH,
+    )
+    run.study = study
+    run.save(update_fields=["study"])
+    return study

@@ -1,0 +1,263 @@
+"""Mining runs: create, prepare (tokenize, cut shards), mine shards, merge and load.
+
+The same functions serve the Celery tasks (one shard per task on queue ``gpu``) and the
+``mine`` command running everything in-process; ``mining.core`` does the work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotate.models import Study
+from mining.core import (
+    HIST_EDGES,
+    CorpusStore,
+    LoadedModel,
+    MineConfig,
+    MiningError,
+    Partial,
+    build_corpus_store,
+    finalize,
+    load_model,
+    merge_partials,
+    mine_range,
+    model_info,
+    resolve_keys,
+    shard_ranges,
+)
+
+from .loader import STUDY_EXISTS, study_load
+from .models import MiningRun, MiningShard
+
+STUDY_NAME_REQUIRED = "A study name is required."
+RUN_ACTIVE = "A mining run for study {name!r} is already under way."
+CANCELLED = "Cancelled by {user}."
+PROGRESS_EVERY_S = 1.0  # how often a shard writes its progress row
+CANCEL_CHECK_EVERY_S = 2.0
+
+_CONFIG_FIELDS = {f.name for f in dataclasses.fields(MineConfig)}
+Progress = Callable[[int, int], None]
+
+
+def run_dir(run: MiningRun) -> Path:
+    return Path(settings.DATA_DIR) / "mining" / f"run-{run.pk}"
+
+
+def shard_path(shard: MiningShard) -> Path:
+    return run_dir(shard.run) / f"shard-{shard.index:04d}.pt"
+
+
+def mining_config(run: MiningRun) -> MineConfig:
+    params = {k: v for k, v in run.params.items() if k in _CONFIG_FIELDS}
+    if params.get("key_list") is not None:
+        params["key_list"] = [tuple(pair) for pair in params["key_list"]]
+    params["store_dir"] = str(run_dir(run) / "store")
+    return MineConfig(**params)
+
+
+@lru_cache(maxsize=2)
+def _cached_model(name: str, device: str, dtype: str) -> LoadedModel:
+    # A worker process mines many shards of the same model: load it once.
+    return load_model(name, device=device, dtype=dtype)
+
+
+def model_for(config: MineConfig) -> LoadedModel:
+    return _cached_model(config.model, config.device, config.dtype)
+
+
+@transaction.atomic
+def mining_run_create(
+    *, study_name: str, config: MineConfig, n_shards: int = 1, created_by: Any = None
+) -> MiningRun:
+    """Record a run after the checks that need no model (the rest come in prepare)."""
+    study_name = study_name.strip()
+    if not study_name:
+        raise MiningError(STUDY_NAME_REQUIRED)
+    config.validate()
+    if n_shards < 1:
+        raise MiningError("the number of shards must be at least 1")
+    if Study.objects.filter(name=study_name).exists():
+        raise MiningError(STUDY_EXISTS.format(name=study_name))
+    active = MiningRun.objects.filter(study_name=study_name, study__isnull=True).exclude(
+        status__in=[MiningRun.Status.FAILED, MiningRun.Status.CANCELLED]
+    )
+    if active.exists():
+        raise MiningError(RUN_ACTIVE.format(name=study_name))
+    params = {k: v for k, v in config.to_dict().items() if k != "store_dir"}
+    if params.get("key_list") is not None:
+        params["key_list"] = [list(pair) for pair in params["key_list"]]
+    params["n_shards"] = n_shards
+    return MiningRun.objects.create(study_name=study_name, params=params, created_by=created_by)
+
+
+def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
+    """Load the model, check the keys, tokenize the corpus into the run's store, cut shards.
+
+    Rerunnable: a store already built is reused, shard rows are created once.
+    """
+    MiningRun.objects.filter(pk=run.pk).update(
+        status=MiningRun.Status.PREPARING, started_at=timezone.now()
+    )
+    config = mining_config(run)
+    loaded = model_for(config)
+    resolve_keys(config, loaded.n_layers, loaded.d_ff)  # bad keys fail before any work
+    store_path = Path(config.store_dir or "")
+    if (store_path / "meta.json").is_file():
+        store = CorpusStore.open(store_path)
+    else:
+        store_path.parent.mkdir(parents=True, exist_ok=True)
+        store = build_corpus_store(config, loaded, str(store_path))
+    ranges = shard_ranges(len(store), int(run.params.get("n_shards", 1)), config)
+    with transaction.atomic():
+        for index, (start, end) in enumerate(ranges):
+            MiningShard.objects.get_or_create(
+                run=run,
+                index=index,
+                defaults={"start": start, "end": end, "tokens_total": store.tokens_in(start, end)},
+            )
+        MiningRun.objects.filter(pk=run.pk).update(
+            status=MiningRun.Status.MINING,
+            sentences_total=len(store),
+            tokens_total=store.n_tokens,
+            sentences_truncated=int(store.meta.get("n_truncated", 0)),
+        )
+    return list(run.shards.order_by("index"))
+
+
+def _throttled(every_s: float, fn: Callable[..., Any]) -> Callable[..., Any]:
+    last = [0.0]
+
+    def call(*args: Any) -> Any:
+        now = time.monotonic()
+        if now - last[0] >= every_s:
+            last[0] = now
+            return fn(*args)
+        return None
+
+    return call
+
+
+def mining_shard_mine(*, shard: MiningShard, progress: Progress | None = None) -> bool:
+    """Mine one shard, checkpointing, resuming a previous attempt if there was one.
+
+    Returns True when this call completed the last shard of its run, so that the caller
+    starts the merge (exactly one caller sees True).
+    """
+    run = shard.run
+    if run.status != MiningRun.Status.MINING:
+        return False  # cancelled or failed meanwhile, or already merged
+    config = mining_config(run)
+    loaded = model_for(config)
+    store = CorpusStore.open(config.store_dir or "")
+    MiningShard.objects.filter(pk=shard.pk).update(
+        status=MiningShard.Status.RUNNING, attempts=shard.attempts + 1
+    )
+    started = time.monotonic()
+
+    def write_progress(sentences: int, tokens: int) -> None:
+        elapsed = max(time.monotonic() - started, 1e-6)
+        MiningShard.objects.filter(pk=shard.pk).update(
+            sentences_done=sentences, tokens_done=tokens, tokens_per_second=tokens / elapsed
+        )
+
+    throttled_write = _throttled(PROGRESS_EVERY_S, write_progress)
+
+    def on_progress(sentences: int, tokens: int) -> None:
+        throttled_write(sentences, tokens)
+        if progress is not None:
+            progress(sentences, tokens)
+
+    def cancelled() -> bool:
+        return MiningRun.objects.filter(pk=run.pk, cancel_requested=True).exists()
+
+    partial = mine_range(
+        loaded,
+        store,
+        config,
+        shard.start,
+        shard.end,
+        checkpoint_path=shard_path(shard),
+        progress=on_progress,
+        should_stop=_throttled(CANCEL_CHECK_EVERY_S, cancelled),
+    )
+    with transaction.atomic():
+        MiningShard.objects.filter(pk=shard.pk).update(
+            status=MiningShard.Status.DONE,
+            sentences_done=shard.end - shard.start,
+            tokens_done=int(partial.meta["tokens_done"]),
+        )
+        locked = MiningRun.objects.select_for_update().get(pk=run.pk)
+        pending = locked.shards.exclude(status=MiningShard.Status.DONE).exists()
+        if pending or locked.status != MiningRun.Status.MINING:
+            return False
+        locked.status = MiningRun.Status.MERGING
+        locked.save(update_fields=["status"])
+        return True
+
+
+def mining_run_merge(*, run: MiningRun) -> Study:
+    """Merge the shards' partial results, finalize the sampled keys, load the study."""
+    run.refresh_from_db()
+    if run.study_id is not None:
+        return Study.objects.get(pk=run.study_id)
+    config = mining_config(run)
+    loaded = model_for(config)
+    store = CorpusStore.open(config.store_dir or "")
+    shards = list(run.shards.order_by("index"))
+    merged = merge_partials([Partial.load(shard_path(shard)) for shard in shards])
+    keys = resolve_keys(config, loaded.n_layers, loaded.d_ff)
+    results = finalize(
+        loaded,
+        store,
+        merged,
+        keys,
+        config.top_k,
+        value_top_n=config.value_top_n,
+        batch_size=config.batch_size,
+    )
+    study = study_load(
+        run=run,
+        config=config,
+        model=model_info(loaded),
+        results=results,
+        hist_edges=list(HIST_EDGES),
+    )
+    MiningRun.objects.filter(pk=run.pk).update(
+        status=MiningRun.Status.DONE, finished_at=timezone.now()
+    )
+    for shard in shards:  # the store stays: perturbation and re-scoring read it later
+        shard_path(shard).unlink(missing_ok=True)
+    return study
+
+
+def mining_run_fail(*, run: MiningRun, error: str) -> None:
+    MiningRun.objects.filter(pk=run.pk).exclude(status=MiningRun.Status.DONE).update(
+        status=MiningRun.Status.FAILED, error=error, finished_at=timezone.now()
+    )
+
+
+def mining_run_cancel(*, run: MiningRun, user: Any = None) -> None:
+    """Ask the shards to stop at their next check; a run not yet mining stops at once."""
+    MiningRun.objects.filter(pk=run.pk).update(cancel_requested=True)
+    MiningRun.objects.filter(
+        pk=run.pk,
+        status__in=[MiningRun.Status.QUEUED, MiningRun.Status.PREPARING, MiningRun.Status.MINING],
+    ).update(
+        status=MiningRun.Status.CANCELLED,
+        error=CANCELLED.format(user=getattr(user, "username", "an admin")),
+        finished_at=timezone.now(),
+    )
+
+
+def mining_run_discard_files(*, run: MiningRun) -> None:
+    shutil.rmtree(run_dir(run), ignore_errors=True)

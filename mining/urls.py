@@ -1,0 +1,17 @@
+from django.urls import path
+
+from . import apis
+
+urlpatterns = [
+    path("admin/mining-runs/", apis.MiningRunListCreateApi.as_view(), name="mining-run-list"),
+    path(
+        "admin/mining-runs/<int:run_id>/",
+        apis.MiningRunDetailApi.as_view(),
+        name="mining-run-detail",
+    ),
+    path(
+        "admin/mining-runs/<int:run_id>/cancel/",
+        apis.MiningRunCancelApi.as_view(),
+        name="mining-run-cancel",
+    ),
+]

@@ -1,0 +1,262 @@
+"""The admin's API: studies, batches (three modes), assignment with overlap, progress,
+annotators and their deactivation."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import get_resolver
+
+from annotate.apis.admin import BATCH_MODE_NEEDS, UNKNOWN_USER
+from annotate.models import Annotation, AssignmentKey
+from annotate.services import ASSIGNMENT_OVERLAP_OUT_OF_RANGE, BATCH_ALREADY_ASSIGNED
+from tests.conftest import client_for
+from tests.factories import (
+    AnnotationFactory,
+    BatchFactory,
+    KeyFactory,
+    StudyFactory,
+    assigned_batch,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study():
+    study = StudyFactory(n_layers=3)
+    for layer in (1, 2, 3):
+        for index in range(4):
+            KeyFactory(study=study, layer=layer, index=index)
+    return study
+
+
+def test_studies_are_listed_with_their_key_count_and_layers(carol, study):
+    client = client_for(carol)
+    rows = client.get("/api/admin/studies/").json()
+    assert [(r["id"], r["key_count"]) for r in rows] == [(study.pk, 12)]
+    detail = client.get(f"/api/admin/studies/{study.pk}/").json()
+    assert detail["layers"] == [{"layer": n, "key_count": 4} for n in (1, 2, 3)]
+    assert detail["show_value_tokens"] is False
+
+
+def test_the_admin_turns_value_tokens_on_for_a_study(carol, study):
+    response = client_for(carol).patch(
+        f"/api/admin/studies/{study.pk}/", {"show_value_tokens": True}, format="json"
+    )
+    assert response.json()["show_value_tokens"] is True
+    study.refresh_from_db()
+    assert study.show_value_tokens
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"name": "b", "mode": "layer", "layers": [1, 3]}, 8),
+        ({"name": "b", "mode": "random", "n": 5, "seed": 3}, 5),
+        ({"name": "b", "mode": "random", "n": 2, "layers": [2]}, 2),
+        ({"name": "b", "mode": "list", "keys": [{"layer": 2, "index": 1}]}, 1),
+    ],
+)
+def test_a_batch_is_made_by_layer_random_sample_or_list(carol, study, body, expected):
+    client = client_for(carol)
+    response = client.post(f"/api/admin/studies/{study.pk}/batches/", body, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["key_count"] == expected
+    listed = client.get(f"/api/admin/studies/{study.pk}/batches/").json()
+    assert [(b["name"], b["key_count"], b["annotators"]) for b in listed] == [("b", expected, [])]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"name": "b", "mode": "everything"},
+        {"name": "b", "mode": "layer"},
+        {"name": "b", "mode": "layer", "layers": []},
+        {"name": "b", "mode": "layer", "layers": [0]},
+        {"name": "b", "mode": "layer", "layers": [9]},
+        {"name": "b", "mode": "random"},
+        {"name": "b", "mode": "random", "n": 0},
+        {"name": "b", "mode": "random", "n": 1000},
+        {"name": "b", "mode": "random", "n": 2, "seed": -1},
+        {"name": "b", "mode": "list", "keys": [{"layer": 1}]},
+        {"name": "b", "mode": "list", "keys": [{"layer": 1, "index": 99}]},
+        {"name": "b", "mode": "list", "keys": "1:0"},
+        {"name": "x" * 5000, "mode": "layer", "layers": [1]},
+        ["layer"],
+    ],
+)
+def test_a_bad_batch_request_is_a_400(carol, study, body):
+    response = client_for(carol).post(
+        f"/api/admin/studies/{study.pk}/batches/", body, format="json"
+    )
+    assert response.status_code == 400, response.content
+    assert not study.batches.exists()
+
+
+def test_a_batch_mode_without_its_field_names_the_field(carol, study):
+    response = client_for(carol).post(
+        f"/api/admin/studies/{study.pk}/batches/", {"name": "b", "mode": "random"}, format="json"
+    )
+    assert response.json() == {"n": [BATCH_MODE_NEEDS["random"][1]]}
+
+
+def test_carol_assigns_a_batch_by_layer_to_alice_and_bob_with_overlap_2(carol, alice, bob, study):
+    client = client_for(carol)
+    batch = client.post(
+        f"/api/admin/studies/{study.pk}/batches/",
+        {"name": "layer 1", "mode": "layer", "layers": [1]},
+        format="json",
+    ).json()
+    response = client.post(
+        f"/api/admin/batches/{batch['id']}/assignments/",
+        {"annotators": ["alice", bob.pk], "overlap": 2},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    assert [a["username"] for a in response.json()["annotators"]] == ["alice", "bob"]
+    for user in (alice, bob):
+        rows = client_for(user).get("/api/assignments/").json()
+        assert [(r["batch_name"], r["keys_total"]) for r in rows] == [("layer 1", 4)]
+    again = client.post(
+        f"/api/admin/batches/{batch['id']}/assignments/",
+        {"annotators": ["alice"], "overlap": 1},
+        format="json",
+    )
+    assert again.json() == {"detail": BATCH_ALREADY_ASSIGNED}
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            {"annotators": ["alice"], "overlap": 2},
+            {"detail": ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(n=1)},
+        ),
+        (
+            {"annotators": ["nobody"], "overlap": 1},
+            {"annotators": [UNKNOWN_USER.format(ref="nobody")]},
+        ),
+        ({"annotators": [], "overlap": 1}, None),
+        ({"annotators": [True], "overlap": 1}, None),
+        ({"annotators": [{"id": 1}], "overlap": 1}, None),
+        ({"annotators": "alice", "overlap": 1}, None),
+        ({"annotators": ["alice"], "overlap": 0}, None),
+        ({"annotators": ["alice"]}, None),
+        ({"annotators": [2**80], "overlap": 1}, None),
+    ],
+)
+def test_a_bad_assignment_request_is_a_400(carol, alice, body, expected):
+    batch = BatchFactory(keys=KeyFactory.create_batch(2))
+    response = client_for(carol).post(
+        f"/api/admin/batches/{batch.pk}/assignments/", body, format="json"
+    )
+    assert response.status_code == 400, response.content
+    if expected is not None:
+        assert response.json() == expected
+    assert not batch.assignments.exists()
+
+
+def test_batch_progress_per_annotator_and_layer(carol, alice, bob):
+    batch, keys = assigned_batch([alice, bob], n_keys=2, n_prefixes=3)
+    AnnotationFactory(key=keys[0], annotator=alice, status=Annotation.Status.SUBMITTED)
+    progress = client_for(carol).get(f"/api/admin/batches/{batch.pk}/progress/").json()
+    assert progress["total"] == {"keys_assigned": 4, "submitted": 1, "draft": 0, "new": 3}
+    assert [(r["username"], r["submitted"]) for r in progress["per_annotator"]] == [
+        ("alice", 1),
+        ("bob", 0),
+    ]
+    assert progress["per_layer"] == [
+        {"layer": 1, "keys_assigned": 4, "submitted": 1, "draft": 0, "new": 3}
+    ]
+    assert progress["annotators_per_key_min"] == progress["annotators_per_key_max"] == 2
+
+
+def test_deactivating_alice_hands_her_unfinished_keys_to_bob(carol, alice, bob):
+    _, keys = assigned_batch([alice], n_keys=2, n_prefixes=3)
+    client = client_for(carol)
+    annotators = client.get("/api/admin/annotators/").json()
+    assert [(a["username"], a["keys_assigned"]) for a in annotators] == [
+        ("alice", 2),
+        ("bob", 0),
+    ]
+    response = client.post(
+        f"/api/admin/annotators/{alice.pk}/deactivate/", {"reassign_to": "bob"}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["annotator"]["is_active"] is False
+    assert (body["keys_moved"], body["keys_skipped"]) == (2, 0)
+    assert client_for(bob).get("/api/next-key/").json()["key_id"] == keys[0].pk
+    assert client_for(alice).get("/api/assignments/").status_code == 403
+
+
+@pytest.mark.parametrize(
+    "body", [{}, {"reassign_to": None}, {"reassign_to": "ghost"}, {"reassign_to": "alice"}]
+)
+def test_a_bad_deactivation_is_a_400_and_deactivates_nobody(carol, alice, body):
+    response = client_for(carol).post(
+        f"/api/admin/annotators/{alice.pk}/deactivate/", body, format="json"
+    )
+    assert response.status_code == 400, response.content
+    alice.refresh_from_db()
+    assert alice.is_active
+
+
+def test_deactivating_someone_who_is_not_an_annotator_is_a_404(carol, mallory, bob):
+    response = client_for(carol).post(
+        f"/api/admin/annotators/{mallory.pk}/deactivate/", {"reassign_to": "bob"}, format="json"
+    )
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/admin/studies/999999/",
+        "/api/admin/studies/99999999999999999999999/batches/",
+        "/api/admin/batches/999999/progress/",
+    ],
+)
+def test_unknown_admin_ids_are_a_json_404(carol, path):
+    response = client_for(carol).get(path)
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not found."}
+
+
+def test_admin_listings_cost_the_same_queries_for_few_or_many(carol, alice, bob):
+    client = client_for(carol)
+    small, _ = assigned_batch([alice], n_keys=3, n_prefixes=1)
+    with CaptureQueriesContext(connection) as few:
+        client.get(f"/api/admin/batches/{small.pk}/progress/")
+        client.get(f"/api/admin/studies/{small.study_id}/batches/")
+        client.get("/api/admin/annotators/")
+    large, _ = assigned_batch([alice, bob], n_keys=30, n_prefixes=1, study=small.study)
+    with CaptureQueriesContext(connection) as many:
+        client.get(f"/api/admin/batches/{large.pk}/progress/")
+        client.get(f"/api/admin/studies/{small.study_id}/batches/")
+        client.get("/api/admin/annotators/")
+    assert len(few.captured_queries) == len(many.captured_queries)
+    assert AssignmentKey.objects.count() == 63
+
+
+# --- the schema -------------------------------------------------------------------------
+
+
+def test_every_api_endpoint_is_in_the_schema(api_client):
+    paths = api_client.get("/api/schema/?format=json").json()["paths"]
+    routes = {
+        "/api/" + str(p.pattern).replace("<int:", "{").replace(">", "}")
+        for p in get_resolver("annotate.urls").url_patterns
+    }
+    assert len(routes) == 19
+    assert routes <= set(paths)
+
+
+def test_the_schema_validates_without_warnings(tmp_path):
+    call_command(
+        "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml")
+    )

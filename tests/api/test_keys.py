@@ -1,0 +1,409 @@
+"""The annotator's workspace through the API: keys, annotation, patterns, submit."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotate.apis.annotator import PREFIX_RANKS_UNKNOWN
+from annotate.models import Annotation, AnnotationEvent, Pattern
+from annotate.services import (
+    ANNOTATION_IS_SUBMITTED,
+    PATTERN_DUPLICATE_PREFIXES,
+    PATTERN_NEEDS_THREE_PREFIXES,
+    STALE_VERSION,
+)
+from tests.conftest import client_for
+from tests.factories import AnnotationFactory, assigned_batch
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def key(alice):
+    _, (key,) = assigned_batch([alice])
+    return key
+
+
+def _open(client, key) -> dict:
+    response = client.get(f"/api/keys/{key.pk}/")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def _pattern(client, key, version, ranks=(1, 2, 3), kind="shallow", **extra):
+    body = {"description": "numbers", "kind": kind, "prefix_ranks": list(ranks), "version": version}
+    return client.post(f"/api/keys/{key.pk}/patterns/", {**body, **extra}, format="json")
+
+
+def test_key_detail_shows_the_prefixes_and_creates_my_empty_draft(alice, key):
+    data = _open(client_for(alice), key)
+    assert (data["id"], data["layer"], data["index"]) == (key.pk, key.layer, key.index)
+    assert [p["rank"] for p in data["prefixes"]] == list(range(1, 26))
+    first = data["prefixes"][0]
+    assert set(first) == {
+        "rank",
+        "coefficient",
+        "text",
+        "trigger_token",
+        "next_token",
+        "suffix",
+        "sentence",
+        "sentence_index",
+        "position",
+    }
+    annotation = data["annotation"]
+    assert (annotation["status"], annotation["note"], annotation["version"]) == ("draft", "", 1)
+    assert annotation["patterns"] == []
+    assert {label["label"] for label in annotation["labels"]} == {"not-covered"}
+    assert Annotation.objects.filter(key=key, annotator=alice).count() == 1
+
+
+def test_value_tokens_are_hidden_unless_the_study_shows_them(alice, key):
+    key.value_top_tokens = [["Paris", 0.5], [" France", 0.25]]
+    key.save()
+    client = client_for(alice)
+    assert _open(client, key)["value_top_tokens"] is None
+    key.study.show_value_tokens = True
+    key.study.save()
+    assert _open(client, key)["value_top_tokens"] == [
+        {"token": "Paris", "probability": 0.5},
+        {"token": " France", "probability": 0.25},
+    ]
+
+
+def test_a_pattern_with_two_prefixes_is_a_400_with_the_rules_message(alice, key):
+    client = client_for(alice)
+    _open(client, key)
+    response = _pattern(client, key, 1, ranks=[1, 2])
+    assert response.status_code == 400
+    assert response.json() == {"detail": PATTERN_NEEDS_THREE_PREFIXES}
+
+
+def test_a_rank_that_is_not_one_of_the_keys_prefixes_is_a_400(alice, key):
+    client = client_for(alice)
+    _open(client, key)
+    response = _pattern(client, key, 1, ranks=[1, 2, 26])
+    assert response.status_code == 400
+    assert response.json() == {"prefix_ranks": [PREFIX_RANKS_UNKNOWN.format(ranks="26", n=25)]}
+
+
+def test_a_repeated_rank_is_a_400(alice, key):
+    client = client_for(alice)
+    _open(client, key)
+    response = _pattern(client, key, 1, ranks=[1, 1, 2])
+    assert response.json() == {"detail": PATTERN_DUPLICATE_PREFIXES}
+
+
+def test_adding_patterns_derives_the_labels(alice, key):
+    client = client_for(alice)
+    _open(client, key)
+    state = _pattern(client, key, 1, ranks=[1, 2, 3], kind="shallow").json()
+    state = _pattern(client, key, state["version"], ranks=[3, 4, 5], kind="semantic").json()
+    labels = {label["rank"]: label["label"] for label in state["labels"]}
+    assert [labels[r] for r in (1, 3, 4, 6)] == [
+        "shallow",
+        "shallow+semantic",
+        "semantic",
+        "not-covered",
+    ]
+    assert state["version"] == 3
+    assert [p["prefix_ranks"] for p in state["patterns"]] == [[1, 2, 3], [3, 4, 5]]
+
+
+def test_two_tabs_saving_the_same_annotation_one_gets_409_and_no_write_is_lost(alice, key):
+    tab_a, tab_b = client_for(alice), client_for(alice)
+    version = _open(tab_a, key)["annotation"]["version"]
+    assert _open(tab_b, key)["annotation"]["version"] == version
+
+    saved = tab_a.put(
+        f"/api/keys/{key.pk}/annotation/", {"note": "from A", "version": version}, format="json"
+    )
+    stale = tab_b.put(
+        f"/api/keys/{key.pk}/annotation/", {"note": "from B", "version": version}, format="json"
+    )
+
+    assert saved.status_code == 200
+    assert stale.status_code == 409
+    body = stale.json()
+    assert body["detail"] == STALE_VERSION
+    assert body["current"]["note"] == "from A"
+    assert body["current"]["version"] == version + 1
+    # Tab B merges and retries on the current version: both writes survive.
+    merged = tab_b.put(
+        f"/api/keys/{key.pk}/annotation/",
+        {"note": "from A\nfrom B", "version": body["current"]["version"]},
+        format="json",
+    )
+    assert merged.status_code == 200
+    assert Annotation.objects.get(key=key).note == "from A\nfrom B"
+    notes = [e.after["note"] for e in AnnotationEvent.objects.filter(action="save")]
+    assert notes == ["from A", "from A\nfrom B"]
+
+
+def test_a_stale_pattern_create_is_a_409_and_creates_nothing(alice, key):
+    tab_a, tab_b = client_for(alice), client_for(alice)
+    _open(tab_a, key)
+    assert _pattern(tab_a, key, 1).status_code == 201
+    response = _pattern(tab_b, key, 1, ranks=[7, 8, 9])
+    assert response.status_code == 409
+    assert len(response.json()["current"]["patterns"]) == 1
+    assert Pattern.objects.count() == 1
+
+
+def test_a_retried_pattern_create_with_its_client_id_makes_no_duplicate(alice, key):
+    client = client_for(alice)
+    _open(client, key)
+    client_id = str(uuid.uuid4())
+    first = _pattern(client, key, 1, client_id=client_id)
+    retry = _pattern(client, key, 1, client_id=client_id)
+    assert (first.status_code, retry.status_code) == (201, 200)
+    assert retry.json() == first.json()
+    assert Pattern.objects.count() == 1
+
+
+def test_update_and_delete_a_pattern(alice, key):
+    client = client_for(alice)
+    _open(client, key)
+    state = _pattern(client, key, 1).json()
+    pattern_id = state["patterns"][0]["id"]
+    url = f"/api/keys/{key.pk}/patterns/{pattern_id}/"
+    state = client.patch(
+        url, {"kind": "semantic", "prefix_ranks": [2, 3, 4], "version": 2}, format="json"
+    ).json()
+    assert state["patterns"][0]["kind"] == "semantic"
+    assert state["patterns"][0]["prefix_ranks"] == [2, 3, 4]
+    assert state["patterns"][0]["description"] == "numbers"
+    stale = client.delete(f"{url}?version=2")
+    assert stale.status_code == 409
+    deleted = client.delete(f"{url}?version={state['version']}")
+    assert deleted.status_code == 200
+    assert deleted.json()["patterns"] == []
+
+
+def test_submit_then_reopen_and_a_submitted_annotation_is_read_only(alice, key):
+    client = client_for(alice)
+    _open(client, key)
+    submitted = client.post(f"/api/keys/{key.pk}/submit/", {"version": 1}, format="json")
+    assert submitted.status_code == 200
+    assert submitted.json()["status"] == "submitted"
+    refused = _pattern(client, key, 2)
+    assert refused.status_code == 409
+    assert refused.json()["detail"] == ANNOTATION_IS_SUBMITTED
+    assert refused.json()["current"]["status"] == "submitted"
+    reopened = client.post(f"/api/keys/{key.pk}/reopen/", {"version": 2}, format="json")
+    assert reopened.json()["status"] == "draft"
+    assert _pattern(client, key, 3).status_code == 201
+
+
+def test_next_key_walks_the_assignment_and_answers_204_when_done(alice):
+    batch, keys = assigned_batch([alice], n_keys=2, n_prefixes=3)
+    client = client_for(alice)
+    assignment_id = batch.assignments.get().pk
+    first = client.get("/api/next-key/").json()
+    assert first == {"key_id": keys[0].pk, "assignment_id": assignment_id}
+    AnnotationFactory(key=keys[0], annotator=alice, status=Annotation.Status.SUBMITTED)
+    assert client.get(f"/api/next-key/?assignment={assignment_id}").json()["key_id"] == keys[1].pk
+    AnnotationFactory(key=keys[1], annotator=alice, status=Annotation.Status.SUBMITTED)
+    response = client.get("/api/next-key/")
+    assert response.status_code == 204
+    assert response.content == b""
+
+
+def test_assignment_keys_list_my_status_per_key(alice, bob):
+    batch, keys = assigned_batch([alice, bob], n_keys=3, n_prefixes=3)
+    AnnotationFactory(key=keys[0], annotator=alice, status=Annotation.Status.SUBMITTED)
+    AnnotationFactory(key=keys[1], annotator=alice, version=4)
+    AnnotationFactory(key=keys[2], annotator=bob, status=Annotation.Status.SUBMITTED)
+    assignment = batch.assignments.get(annotator=alice)
+    rows = client_for(alice).get(f"/api/assignments/{assignment.pk}/keys/").json()
+    assert [(r["id"], r["status"], r["version"]) for r in rows] == [
+        (keys[0].pk, "submitted", 1),
+        (keys[1].pk, "draft", 4),
+        (keys[2].pk, None, None),
+    ]
+
+
+# --- bad input: always a 4xx with JSON, never a 500 --------------------------------------
+
+HUGE = "x" * 100_000
+BAD_WRITES = [
+    ("put", "annotation/", {}),
+    ("put", "annotation/", {"note": 5, "version": "one"}),
+    ("put", "annotation/", {"note": HUGE, "version": 1}),
+    ("put", "annotation/", {"note": "n", "version": -1}),
+    ("put", "annotation/", {"note": "n", "version": 2**70}),
+    ("put", "annotation/", {"note": None, "version": 1}),
+    ("put", "annotation/", ["note", 1]),
+    ("put", "annotation/", "just a string"),
+    ("post", "patterns/", {}),
+    (
+        "post",
+        "patterns/",
+        {"description": "d", "kind": "deep", "prefix_ranks": [1, 2, 3], "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": "d", "kind": "shallow", "prefix_ranks": [0, 1, 2], "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": "d", "kind": "shallow", "prefix_ranks": [1, 2, "a"], "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": "d", "kind": "shallow", "prefix_ranks": "1,2,3", "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": "d", "kind": "shallow", "prefix_ranks": [1, 2, 10**9], "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": "d", "kind": "shallow", "prefix_ranks": list(range(1, 5000)), "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": HUGE, "kind": "shallow", "prefix_ranks": [1, 2, 3], "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": "", "kind": "shallow", "prefix_ranks": [1, 2, 3], "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": "   ", "kind": "shallow", "prefix_ranks": [1, 2, 3], "version": 1},
+    ),
+    (
+        "post",
+        "patterns/",
+        {
+            "description": "d",
+            "kind": "shallow",
+            "prefix_ranks": [1, 2, 3],
+            "version": 1,
+            "client_id": "nope",
+        },
+    ),
+    (
+        "post",
+        "patterns/",
+        {"description": ["d"], "kind": ["shallow"], "prefix_ranks": [[1]], "version": 1.5},
+    ),
+    ("post", "submit/", {}),
+    ("post", "submit/", {"version": "abc"}),
+    ("post", "submit/", None),
+    ("post", "reopen/", {"version": True}),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), BAD_WRITES)
+def test_a_bad_body_is_a_400_never_a_500(alice, key, method, path, body):
+    client = client_for(alice)
+    _open(client, key)
+    response = getattr(client, method)(f"/api/keys/{key.pk}/{path}", body, format="json")
+    assert response.status_code == 400, response.content
+    assert response["Content-Type"] == "application/json"
+    assert Pattern.objects.count() == 0
+    assert Annotation.objects.get(key=key).version == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"version": 2, "kind": "deep"}, {"version": 2, "prefix_ranks": [1]}, {"kind": None}],
+)
+def test_a_bad_pattern_update_is_a_400(alice, key, body):
+    client = client_for(alice)
+    _open(client, key)
+    pattern_id = _pattern(client, key, 1).json()["patterns"][0]["id"]
+    response = client.patch(f"/api/keys/{key.pk}/patterns/{pattern_id}/", body, format="json")
+    assert response.status_code == 400, response.content
+
+
+@pytest.mark.parametrize("query", ["", "?version=", "?version=abc", "?version=-3"])
+def test_a_delete_without_a_valid_version_is_a_400(alice, key, query):
+    client = client_for(alice)
+    _open(client, key)
+    pattern_id = _pattern(client, key, 1).json()["patterns"][0]["id"]
+    response = client.delete(f"/api/keys/{key.pk}/patterns/{pattern_id}/{query}")
+    assert response.status_code == 400, response.content
+    assert Pattern.objects.count() == 1
+
+
+def test_invalid_json_is_a_400(alice, key):
+    response = client_for(alice).put(
+        f"/api/keys/{key.pk}/annotation/", data="{nope", content_type="application/json"
+    )
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize("query", ["?assignment=abc", "?assignment=0", "?assignment=1e3"])
+def test_next_key_with_a_bad_filter_is_a_400(alice, query):
+    assert client_for(alice).get(f"/api/next-key/{query}").status_code == 400
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/keys/99999999999999999999999/",
+        "/api/keys/0/annotation/",
+        "/api/assignments/99999999999999999999999/keys/",
+        "/api/keys/1/patterns/99999999999999999999999/",
+    ],
+)
+def test_unknown_or_huge_ids_are_a_json_404(alice, key, path):
+    client = client_for(alice)
+    response = client.get(path) if "patterns" not in path else client.delete(path + "?version=1")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not found."}
+
+
+# --- queries: O(1) per request ----------------------------------------------------------
+
+
+def _count(client, path) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(path)
+    assert response.status_code == 200
+    return len(queries.captured_queries)
+
+
+def _annotated_key(user, n_prefixes: int, n_patterns: int):
+    _, (key,) = assigned_batch([user], n_prefixes=n_prefixes)
+    client = client_for(user)
+    version = _open(client, key)["annotation"]["version"]
+    for i in range(n_patterns):
+        version = _pattern(client, key, version, ranks=[i + 1, i + 2, i + 3]).json()["version"]
+    return client, key
+
+
+def test_key_detail_costs_the_same_queries_for_5_or_25_prefixes(alice):
+    client, small = _annotated_key(alice, n_prefixes=5, n_patterns=1)
+    _, large = _annotated_key(alice, n_prefixes=25, n_patterns=8)
+    few = _count(client, f"/api/keys/{small.pk}/")
+    many = _count(client, f"/api/keys/{large.pk}/")
+    assert few == many
+    assert many <= 12  # session, user, role, key, prefixes, draft, patterns (+savepoints)
+
+
+def test_listing_keys_costs_the_same_queries_for_3_or_30_keys(alice):
+    small, keys = assigned_batch([alice], n_keys=3, n_prefixes=3)
+    large, more = assigned_batch([alice], n_keys=30, n_prefixes=3)
+    for key in keys[:2] + more[:20]:
+        AnnotationFactory(key=key, annotator=alice)
+    client = client_for(alice)
+    few = _count(client, f"/api/assignments/{small.assignments.get().pk}/keys/")
+    many = _count(client, f"/api/assignments/{large.assignments.get().pk}/keys/")
+    assert few == many
+    assert _count(client, "/api/next-key/") <= 5

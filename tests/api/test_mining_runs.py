@@ -1,0 +1,126 @@
+"""Admin API of mining runs: create (queued on the gpu queue), follow, cancel; roles."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+
+from mining.models import MiningRun, MiningShard
+from tests.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+BODY = {"study_name": "s1", "model": "builtin:minilm", "corpus": "builtin:wiki-vital"}
+
+
+@pytest.fixture
+def queued():
+    with mock.patch("mining.tasks.prepare_run.delay") as delay:
+        yield delay
+
+
+def test_carol_starts_a_mining_run_which_is_queued_after_commit(
+    carol, queued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(carol).post(
+            "/api/admin/mining-runs/", {**BODY, "keys_per_layer": 3, "shards": 2}, format="json"
+        )
+    assert response.status_code == 201, response.content
+    run = MiningRun.objects.get()
+    queued.assert_called_once_with(run.pk)
+    body = response.json()
+    assert body["status"] == "queued"
+    assert body["params"]["keys_per_layer"] == 3
+    assert body["params"]["n_shards"] == 2
+    assert body["progress"]["tokens_done"] == 0
+
+
+def test_progress_is_summed_over_shards(carol):
+    run = MiningRun.objects.create(
+        study_name="s", params=BODY, status="mining", tokens_total=1000, sentences_total=100
+    )
+    MiningShard.objects.create(
+        run=run, index=0, start=0, end=50, status="done", sentences_done=50, tokens_done=500
+    )
+    MiningShard.objects.create(
+        run=run,
+        index=1,
+        start=50,
+        end=100,
+        status="running",
+        sentences_done=10,
+        tokens_done=100,
+        tokens_per_second=200.0,
+    )
+    progress = client_for(carol).get(f"/api/admin/mining-runs/{run.pk}/").json()["progress"]
+    assert progress == {
+        "sentences_done": 60,
+        "sentences_total": 100,
+        "tokens_done": 600,
+        "tokens_total": 1000,
+        "tokens_per_second": 200.0,
+        "eta_seconds": 2.0,
+        "shards_done": 1,
+        "shards_total": 2,
+    }
+
+
+def test_cancel_marks_the_run_and_asks_shards_to_stop(carol):
+    run = MiningRun.objects.create(study_name="s", params=BODY, status="mining")
+    response = client_for(carol).post(f"/api/admin/mining-runs/{run.pk}/cancel/")
+    assert response.status_code == 200
+    run.refresh_from_db()
+    assert run.cancel_requested and run.status == "cancelled"
+    assert "carol" in run.error
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({**BODY, "top_k": 0}, "top_k"),
+        ({**BODY, "top_k": "many"}, "top_k"),
+        ({**BODY, "device": "tpu"}, "device"),
+        ({**BODY, "dtype": "float8"}, "dtype"),
+        ({"model": "x", "corpus": "y"}, "study_name"),
+        ({**BODY, "shards": 0}, "shards"),
+        ({**BODY, "study_name": "x" * 500}, "study_name"),
+    ],
+)
+def test_bad_run_bodies_are_400_naming_the_field(carol, queued, body, field):
+    response = client_for(carol).post("/api/admin/mining-runs/", body, format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+    assert not MiningRun.objects.exists()
+
+
+def test_a_taken_study_name_is_a_400(carol, queued):
+    from tests.factories import StudyFactory
+
+    StudyFactory(name="s1")
+    response = client_for(carol).post("/api/admin/mining-runs/", BODY, format="json")
+    assert response.status_code == 400
+    assert "already exists" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("persona", ["alice", "mallory", None])
+def test_only_admins_reach_mining_runs(request, persona, queued):
+    run = MiningRun.objects.create(study_name="s", params=BODY)
+    client = client_for(request.getfixturevalue(persona)) if persona else None
+    from rest_framework.test import APIClient
+
+    client = client or APIClient()
+    assert client.get("/api/admin/mining-runs/").status_code == 403
+    assert client.get(f"/api/admin/mining-runs/{run.pk}/").status_code == 403
+    assert client.post("/api/admin/mining-runs/", BODY, format="json").status_code == 403
+    assert client.post(f"/api/admin/mining-runs/{run.pk}/cancel/").status_code == 403
+    run.refresh_from_db()
+    assert not run.cancel_requested
+    queued.assert_not_called()
+
+
+def test_an_unknown_run_is_a_json_404(carol):
+    response = client_for(carol).get("/api/admin/mining-runs/999999/")
+    assert response.status_code == 404
+    assert "detail" in response.json()

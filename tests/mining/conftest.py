@@ -1,0 +1,28 @@
+"""Tiny models saved to disk, so that `load_model(path)` (and worker processes) load them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.mining.conftest import make_model, make_tokenizer, random_sentences
+
+
+def save_tiny_model(family: str, path: Path) -> Path:
+    make_model(family).save_pretrained(path)
+    make_tokenizer(family).save_pretrained(path)
+    return path
+
+
+@pytest.fixture
+def tiny_gpt2_dir(tmp_path: Path) -> Path:
+    return save_tiny_model("gpt2", tmp_path / "tiny-gpt2")
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path: Path) -> Path:
+    """200 distinct sentences, one per line (use ``--sentences lines``)."""
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(random_sentences(200, seed=3)) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,177 @@
+"""Tiny offline models, tokenizers and corpora for the mining engine's tests.
+
+Models are built from configs with random weights (seeded); tokenizers are WordLevel
+tokenizers over the test vocabulary, wrapped in PreTrainedTokenizerFast with the
+special tokens of the family they stand in for. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from transformers import (
+    BertConfig,
+    BertModel,
+    GPT2Config,
+    GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+)
+
+from mining.core import CorpusStore, LoadedModel, MineConfig, adapt, build_store
+from mining.core.miner import batch_plan
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+WIKITEXT_VALID = (REPO_ROOT / ".." / "shared" / "corpora" / "wikitext103-valid" /
+                  "wiki.valid.tokens").resolve()
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "<s>", "</s>"]
+WORDS = (
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi "
+    "rho sigma tau upsilon phi chi psi omega red green blue cat dog bird fish tree rock "
+    "river hill sun moon star cloud rain snow wind fire stone the a of and"
+).split()
+
+
+def make_tokenizer(family: str) -> PreTrainedTokenizerFast:
+    """family: "gpt2" (no special tokens added), "llama" (<s> first), "bert" ([CLS] … [SEP])."""
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + WORDS)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    if family == "bert":
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+        )
+        kwargs = {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]"}
+    elif family == "llama":
+        tok.post_processor = processors.TemplateProcessing(
+            single="<s> $A", special_tokens=[("<s>", 4)]
+        )
+        kwargs = {"bos_token": "<s>", "eos_token": "</s>"}
+    else:
+        kwargs = {"eos_token": "</s>"}
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", **kwargs)
+
+
+def make_model(family: str, seed: int = 0) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    vocab = len(SPECIALS) + len(WORDS)
+    if family == "gpt2":
+        config = GPT2Config(n_layer=2, n_embd=32, n_head=2, n_inner=48, vocab_size=vocab,
+                            n_positions=64, bos_token_id=5, eos_token_id=5)
+        model = GPT2LMHeadModel(config)
+    elif family == "llama":
+        config = LlamaConfig(num_hidden_layers=2, hidden_size=32, intermediate_size=40,
+                             num_attention_heads=2, num_key_value_heads=2, vocab_size=vocab,
+                             max_position_embeddings=64, bos_token_id=4, eos_token_id=5,
+                             pad_token_id=0)
+        model = LlamaForCausalLM(config)
+    elif family == "bert":
+        config = BertConfig(num_hidden_layers=2, hidden_size=32, intermediate_size=44,
+                            num_attention_heads=2, vocab_size=vocab, max_position_embeddings=64,
+                            pad_token_id=0)
+        model = BertModel(config)
+    else:
+        raise ValueError(family)
+    return model.eval()
+
+
+def tiny_loaded(family: str, seed: int = 0) -> LoadedModel:
+    return adapt(make_model(family, seed), make_tokenizer(family), f"tiny-{family}")
+
+
+def random_sentences(n: int, seed: int = 0, first: str | None = None) -> list[str]:
+    """n distinct sentences of 1–10 words; with ``first``, all start with that word."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    seen: set[str] = set()
+    while len(out) < n:
+        words = [rng.choice(WORDS[:-4]) for _ in range(rng.randint(1, 10))]
+        if first is not None:
+            words = [first, *words]
+        sentence = " ".join(words)
+        if sentence not in seen:
+            seen.add(sentence)
+            out.append(sentence)
+    return out
+
+
+def make_store(loaded: LoadedModel, sentences: list[str], path: Path,
+               max_tokens: int = 128) -> CorpusStore:
+    return build_store(sentences, loaded.tokenizer, path, max_tokens=max_tokens,
+                       tokenizer_name=loaded.name, chunk_size=37)
+
+
+def capture_all(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> list[list[np.ndarray]]:
+    """Brute force: every coefficient of every layer, per sentence: acts[layer][s] is
+    [tokens, d_ff] float32, from the same batches as an unsharded mining pass."""
+    acts: list[list[np.ndarray | None]] = [[None] * len(store) for _ in range(loaded.n_layers)]
+    current: dict[str, np.ndarray] = {}
+
+    def keep(layer: int, m: torch.Tensor) -> None:
+        dense = m.float().numpy()  # [batch, pos, d_ff]
+        for row, s in enumerate(current["sentences"]):
+            acts[layer][int(s)] = dense[row, : store.lengths[s]].copy()
+
+    pad = loaded.tokenizer.pad_token_id or 0
+    with torch.inference_mode(), loaded.capture(keep):
+        for sentences in batch_plan(store, 0, len(store), cfg):
+            ids, present, _ = store.batch(sentences, pad)
+            current["sentences"] = sentences
+            loaded.forward(torch.from_numpy(ids), torch.from_numpy(present.astype(np.int64)))
+    return acts  # type: ignore[return-value]
+
+
+def brute_force_topk(
+    loaded: LoadedModel,
+    store: CorpusStore,
+    acts: list[list[np.ndarray]],
+    keep_k: int,
+    distinct: bool = True,
+) -> dict[tuple[int, int], list[tuple[float, int, int]]]:
+    """Apply DESIGN §3.2 literally: per key, each sentence's max over real positions
+    (earliest on ties), order coefficient desc then sentence asc, distinct prefixes for
+    causal models, first keep_k. Returns {(layer, key): [(value, sentence, position)]}."""
+    out = {}
+    n = len(store)
+    for layer in range(loaded.n_layers):
+        best = np.empty((n, loaded.d_ff), np.float32)
+        where = np.empty((n, loaded.d_ff), np.int64)
+        for s in range(n):
+            m = acts[layer][s].copy()
+            m[store.special(s)] = -np.inf
+            best[s] = m.max(axis=0)
+            where[s] = m.argmax(axis=0)  # numpy: first occurrence of the maximum
+        best = best + np.float32(0.0)
+        for key in range(loaded.d_ff):
+            order = np.lexsort((np.arange(n), -best[:, key]))
+            chosen, prefixes = [], set()
+            for s in order:
+                t = int(where[s, key])
+                if loaded.causal and distinct:
+                    prefix = store.tokens(int(s))[: t + 1].tobytes()
+                    if prefix in prefixes:
+                        continue
+                    prefixes.add(prefix)
+                chosen.append((float(best[s, key]), int(s), t))
+                if len(chosen) == keep_k:
+                    break
+            out[(layer, key)] = chosen
+    return out
+
+
+@pytest.fixture
+def store_factory(tmp_path: Path) -> Callable[..., CorpusStore]:
+    counter = iter(range(1000))
+
+    def factory(loaded: LoadedModel, sentences: list[str], **kwargs: int) -> CorpusStore:
+        return make_store(loaded, sentences, tmp_path / f"store{next(counter)}", **kwargs)
+
+    return factory
