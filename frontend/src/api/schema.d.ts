@@ -4,6 +4,211 @@
  */
 
 export interface paths {
+    "/api/admin/annotators/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_annotators_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/annotators/{user_id}/deactivate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        post: operations["admin_annotators_deactivate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/batches/{batch_id}/assignments/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        post: operations["admin_batches_assignments_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/batches/{batch_id}/progress/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_batches_progress_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/mining-runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["admin_mining_runs_list"];
+        put?: never;
+        post: operations["admin_mining_runs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/mining-runs/{run_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["admin_mining_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/mining-runs/{run_id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["admin_mining_runs_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/studies/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_studies_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/studies/{study_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_studies_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        patch: operations["admin_studies_partial_update"];
+        trace?: never;
+    };
+    "/api/admin/studies/{study_id}/batches/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_studies_batches_list"];
+        put?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        post: operations["admin_studies_batches_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/assignments/": {
         parameters: {
             query?: never;
@@ -11,7 +216,33 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
         get: operations["assignments_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/assignments/{assignment_id}/keys/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["assignments_keys_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -68,10 +299,209 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/keys/{key_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The key, its trigger prefixes and the user's own annotation (created as an empty draft the first time). */
+        get: operations["keys_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{key_id}/annotation/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["keys_annotation_retrieve"];
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        put: operations["keys_annotation_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{key_id}/patterns/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        post: operations["keys_patterns_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{key_id}/patterns/{pattern_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Delete a pattern. The version travels in the query string, since some clients and proxies drop the body of a DELETE. */
+        delete: operations["keys_patterns_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        patch: operations["keys_patterns_partial_update"];
+        trace?: never;
+    };
+    "/api/keys/{key_id}/reopen/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        post: operations["keys_reopen_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{key_id}/submit/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Submit the annotation (zero patterns is allowed: a finding too). */
+        post: operations["keys_submit_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/next-key/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The user's next unfinished key; 204 when every key is submitted. */
+        get: operations["next_key_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AdminAnnotator: {
+            id: number;
+            username: string;
+            is_active: boolean;
+            keys_assigned: number;
+            keys_submitted: number;
+        };
+        AnnotationSaveRequest: {
+            note: string;
+            version: number;
+        };
+        /** @description The annotator's own annotation: note, status, version, patterns, derived labels. */
+        AnnotationState: {
+            id: number;
+            key_id: number;
+            status: components["schemas"]["AnnotationStatusEnum"];
+            note: string;
+            version: number;
+            /** Format: date-time */
+            submitted_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            patterns: components["schemas"]["Pattern"][];
+            labels: components["schemas"]["PrefixLabel"][];
+        };
+        /**
+         * @description * `draft` - draft
+         *     * `submitted` - submitted
+         * @enum {string}
+         */
+        AnnotationStatusEnum: "draft" | "submitted";
+        AnnotatorDeactivateRequest: {
+            /** @description The annotator who takes the unfinished keys. */
+            reassign_to: number | string;
+            /**
+             * @description Move the draft annotations along (no work lost); false: the new annotator starts blank.
+             * @default true
+             */
+            transfer_drafts: boolean;
+        };
+        AnnotatorDeactivated: {
+            annotator: components["schemas"]["AdminAnnotator"];
+            keys_moved: number;
+            /** @description Unfinished keys that the new annotator already had. */
+            keys_skipped: number;
+            drafts_moved: number;
+        };
+        AnnotatorProgress: {
+            /** @description (annotator, key) pairs assigned. */
+            keys_assigned: number;
+            submitted: number;
+            draft: number;
+            /** @description Assigned and not opened yet. */
+            new: number;
+            annotator_id: number;
+            username: string;
+            is_active: boolean;
+        };
         Assignment: {
             id: number;
             batch_name: string;
@@ -82,12 +512,298 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        AssignmentCreateRequest: {
+            annotators: (number | string)[];
+            /** @description How many of the annotators see each key (N); at most their number. */
+            overlap: number;
+        };
+        AssignmentKey: {
+            id: number;
+            layer: number;
+            index: number;
+            /**
+             * @description The user's own annotation status; null: not opened yet.
+             *
+             *     * `draft` - draft
+             *     * `submitted` - submitted
+             */
+            status: (components["schemas"]["AnnotationStatusEnum"] | components["schemas"]["NullEnum"]) | null;
+            version: number | null;
+            pattern_count: number;
+        };
+        Batch: {
+            id: number;
+            study_id: number;
+            name: string;
+            key_count: number;
+            annotators: components["schemas"]["BatchAnnotator"][];
+            /** Format: date-time */
+            created_at: string;
+        };
+        BatchAnnotator: {
+            id: number;
+            username: string;
+            assignment_id: number;
+        };
+        BatchCreateRequest: {
+            name: string;
+            /**
+             * @description layer: every key of `layers`; random: `n` keys drawn with `seed` (within `layers` if given); list: the `keys` named.
+             *
+             *     * `layer` - layer
+             *     * `random` - random
+             *     * `list` - list
+             */
+            mode: components["schemas"]["ModeEnum"];
+            layers?: number[];
+            n?: number;
+            /**
+             * Format: int64
+             * @default 0
+             */
+            seed: number;
+            keys?: components["schemas"]["KeyRefRequest"][];
+        };
+        BatchProgress: {
+            batch_id: number;
+            keys_total: number;
+            annotators_per_key_min: number;
+            annotators_per_key_max: number;
+            total: components["schemas"]["ProgressCounts"];
+            per_annotator: components["schemas"]["AnnotatorProgress"][];
+            per_layer: components["schemas"]["LayerProgress"][];
+        };
+        Conflict: {
+            detail: string;
+            current: components["schemas"]["AnnotationState"];
+        };
+        /**
+         * @description * `float32` - float32
+         *     * `bfloat16` - bfloat16
+         * @enum {string}
+         */
+        DtypeEnum: "float32" | "bfloat16";
         Error: {
             detail: string;
+        };
+        KeyDetail: {
+            id: number;
+            study_id: number;
+            study_name: string;
+            is_causal: boolean;
+            layer: number;
+            index: number;
+            /** @description Null unless the study shows value tokens (off by default: bias). */
+            value_top_tokens: components["schemas"]["ValueToken"][] | null;
+            prefixes: components["schemas"]["TriggerPrefix"][];
+            annotation: components["schemas"]["AnnotationState"];
+        };
+        KeyRefRequest: {
+            layer: number;
+            index: number;
+        };
+        /**
+         * @description * `shallow` - shallow
+         *     * `semantic` - semantic
+         *     * `shallow+semantic` - shallow+semantic
+         * @enum {string}
+         */
+        KindEnum: "shallow" | "semantic" | "shallow+semantic";
+        /**
+         * @description * `shallow` - shallow
+         *     * `semantic` - semantic
+         *     * `shallow+semantic` - shallow+semantic
+         *     * `not-covered` - not-covered
+         * @enum {string}
+         */
+        LabelEnum: "shallow" | "semantic" | "shallow+semantic" | "not-covered";
+        LayerProgress: {
+            /** @description (annotator, key) pairs assigned. */
+            keys_assigned: number;
+            submitted: number;
+            draft: number;
+            /** @description Assigned and not opened yet. */
+            new: number;
+            layer: number;
         };
         LoginRequest: {
             username: string;
             password: string;
+        };
+        MiningProgress: {
+            sentences_done: number;
+            sentences_total: number;
+            tokens_done: number;
+            tokens_total: number;
+            /** Format: double */
+            tokens_per_second: number;
+            /** Format: double */
+            eta_seconds: number | null;
+            shards_done: number;
+            shards_total: number;
+        };
+        MiningRun: {
+            id: number;
+            study_name: string;
+            study_id: number | null;
+            status: components["schemas"]["MiningRunStatusEnum"];
+            error: string;
+            model: string;
+            corpus: string;
+            params: {
+                [key: string]: unknown;
+            };
+            cancel_requested: boolean;
+            sentences_truncated: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            readonly progress: components["schemas"]["MiningProgress"];
+        };
+        MiningRunCreateRequest: {
+            study_name: string;
+            model: string;
+            corpus: string;
+            /** @default split */
+            sentences: components["schemas"]["SentencesEnum"];
+            /** @default 10 */
+            keys_per_layer: number;
+            /** @default false */
+            all_keys: boolean;
+            /** @default 25 */
+            top_k: number;
+            /** @default 0 */
+            seed: number;
+            /** @default cpu */
+            device: string;
+            /** @default float32 */
+            dtype: components["schemas"]["DtypeEnum"];
+            max_sentences?: number | null;
+            /** @default 128 */
+            max_tokens: number;
+            /** @default 1 */
+            shards: number;
+        };
+        /**
+         * @description * `queued` - queued
+         *     * `preparing` - preparing
+         *     * `mining` - mining
+         *     * `merging` - merging
+         *     * `done` - done
+         *     * `failed` - failed
+         *     * `cancelled` - cancelled
+         * @enum {string}
+         */
+        MiningRunStatusEnum: "queued" | "preparing" | "mining" | "merging" | "done" | "failed" | "cancelled";
+        /**
+         * @description * `layer` - layer
+         *     * `random` - random
+         *     * `list` - list
+         * @enum {string}
+         */
+        ModeEnum: "layer" | "random" | "list";
+        NextKey: {
+            key_id: number;
+            assignment_id: number;
+        };
+        /** @enum {unknown} */
+        NullEnum: null;
+        PatchedPatternUpdateRequest: {
+            description?: string;
+            kind?: components["schemas"]["KindEnum"];
+            prefix_ranks?: number[];
+            version?: number;
+        };
+        PatchedStudyUpdateRequest: {
+            show_value_tokens?: boolean;
+        };
+        Pattern: {
+            id: number;
+            description: string;
+            kind: components["schemas"]["KindEnum"];
+            prefix_ranks: number[];
+            order: number;
+            /** Format: uuid */
+            client_id: string | null;
+        };
+        PatternCreateRequest: {
+            description: string;
+            kind: components["schemas"]["KindEnum"];
+            prefix_ranks: number[];
+            version: number;
+            /**
+             * Format: uuid
+             * @description Made by the client; a retried create with the same id makes nothing new.
+             */
+            client_id?: string | null;
+        };
+        PrefixLabel: {
+            rank: number;
+            label: components["schemas"]["LabelEnum"];
+        };
+        ProgressCounts: {
+            /** @description (annotator, key) pairs assigned. */
+            keys_assigned: number;
+            submitted: number;
+            draft: number;
+            /** @description Assigned and not opened yet. */
+            new: number;
+        };
+        /**
+         * @description * `split` - split
+         *     * `lines` - lines
+         * @enum {string}
+         */
+        SentencesEnum: "split" | "lines";
+        StudyDetail: {
+            id: number;
+            name: string;
+            model_name: string;
+            corpus: string;
+            top_k: number;
+            seed: number;
+            n_layers: number;
+            d_ff: number;
+            is_causal: boolean;
+            show_value_tokens: boolean;
+            key_count: number;
+            /** Format: date-time */
+            created_at: string;
+            layers: components["schemas"]["StudyLayer"][];
+        };
+        StudyLayer: {
+            layer: number;
+            key_count: number;
+        };
+        StudySummary: {
+            id: number;
+            name: string;
+            model_name: string;
+            corpus: string;
+            top_k: number;
+            seed: number;
+            n_layers: number;
+            d_ff: number;
+            is_causal: boolean;
+            show_value_tokens: boolean;
+            key_count: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        TriggerPrefix: {
+            rank: number;
+            /** Format: double */
+            coefficient: number;
+            text: string;
+            trigger_token: string;
+            next_token: string;
+            suffix: string;
+            sentence: string;
+            sentence_index: number;
+            position: number;
         };
         User: {
             id: number;
@@ -95,6 +811,14 @@ export interface components {
             is_staff: boolean;
             readonly is_annotator: boolean;
             readonly display_name: string;
+        };
+        ValueToken: {
+            token: string;
+            /** Format: double */
+            probability: number;
+        };
+        VersionedActionRequest: {
+            version: number;
         };
     };
     responses: never;
@@ -105,6 +829,503 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    admin_annotators_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminAnnotator"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_annotators_deactivate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnnotatorDeactivateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotatorDeactivated"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_batches_assignments_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssignmentCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_batches_progress_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchProgress"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_mining_runs_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MiningRun"][];
+                };
+            };
+        };
+    };
+    admin_mining_runs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MiningRunCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MiningRun"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_mining_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MiningRun"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_mining_runs_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MiningRun"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudySummary"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyDetail"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedStudyUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyDetail"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_batches_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"][];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_batches_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     assignments_list: {
         parameters: {
             query?: never;
@@ -120,6 +1341,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Assignment"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    assignments_keys_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                assignment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssignmentKey"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -196,6 +1462,490 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    keys_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyDetail"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    keys_annotation_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    keys_annotation_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnnotationSaveRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+        };
+    };
+    keys_patterns_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatternCreateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+        };
+    };
+    keys_patterns_destroy: {
+        parameters: {
+            query: {
+                /** @description The annotation version the client read. */
+                version: number;
+            };
+            header?: never;
+            path: {
+                key_id: number;
+                pattern_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+        };
+    };
+    keys_patterns_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+                pattern_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPatternUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+        };
+    };
+    keys_reopen_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VersionedActionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+        };
+    };
+    keys_submit_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VersionedActionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+        };
+    };
+    next_key_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Only keys of this assignment (one of the user's). */
+                assignment?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NextKey"];
+                };
+            };
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             403: {
