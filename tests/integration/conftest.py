@@ -53,7 +53,9 @@ def database_url_of_test_db() -> str:
 class WorkerProcess:
     """A real ``celery worker`` process on its own queues, against the test database."""
 
-    def __init__(self, queues: list[str], data_dir: Path, log: Path) -> None:
+    def __init__(
+        self, queues: list[str], data_dir: Path, log: Path, env: dict[str, str] | None = None
+    ) -> None:
         self.queues = queues
         self.log = log
         env = {
@@ -62,6 +64,7 @@ class WorkerProcess:
             "DATABASE_URL": database_url_of_test_db(),
             "FFKV_DATA_DIR": str(data_dir),
             "PYTHONUNBUFFERED": "1",
+            **(env or {}),
         }
         self.name = f"test-{uuid.uuid4().hex[:8]}@%h"
         self._log_file = log.open("ab")
@@ -124,9 +127,11 @@ def start_worker(postgres, redis_broker, tmp_path) -> Iterator:
     """Start real worker processes: ``start_worker(queues=[...])``; all stop at the end."""
     workers: list[WorkerProcess] = []
 
-    def start(queues: list[str], data_dir: Path | None = None) -> WorkerProcess:
+    def start(
+        queues: list[str], data_dir: Path | None = None, env: dict[str, str] | None = None
+    ) -> WorkerProcess:
         worker = WorkerProcess(
-            queues, data_dir or settings.DATA_DIR, tmp_path / f"worker{len(workers)}.log"
+            queues, data_dir or settings.DATA_DIR, tmp_path / f"worker{len(workers)}.log", env
         )
         workers.append(worker)
         worker.wait_ready()
