@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 def test_demo_setup_creates_the_accounts_and_is_idempotent(settings, tmp_path, capsys):
     settings.DATA_DIR = tmp_path
-    call_command("demo", setup_only=True)
+    call_command("demo", setup_only=True, no_mine=True)
     first = capsys.readouterr().out
     accounts = json.loads((tmp_path / "demo-accounts.json").read_text())
     assert set(accounts) == {"carol", "alice", "bob"}
@@ -26,6 +26,26 @@ def test_demo_setup_creates_the_accounts_and_is_idempotent(settings, tmp_path, c
     assert carol is not None and carol.is_staff and not user_is_annotator(carol)
     assert alice is not None and not alice.is_staff and user_is_annotator(alice)
 
-    call_command("demo", setup_only=True)
+    call_command("demo", setup_only=True, no_mine=True)
     assert json.loads((tmp_path / "demo-accounts.json").read_text()) == accounts
     assert authenticate(username="bob", password=accounts["bob"]) is not None
+
+
+@pytest.mark.slow
+def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, tmp_path):
+    from annotate.models import Assignment, Study
+
+    settings.DATA_DIR = tmp_path
+    call_command("demo", setup_only=True, sentences=300)
+    study = Study.objects.get(name="demo: MiniLM on wiki-vital")
+    assert (study.n_layers, study.d_ff, study.is_causal) == (6, 1536, False)
+    assert study.keys.count() == 60
+    prefix = study.keys.first().prefixes.get(rank=1)
+    assert prefix.sentence and prefix.trigger_token
+    assignments = Assignment.objects.filter(batch__study=study)
+    assert sorted(a.annotator.username for a in assignments) == ["alice", "bob"]
+    assert all(a.keys.count() == 60 for a in assignments)  # overlap 2: both see every key
+
+    call_command("demo", setup_only=True, sentences=300)  # idempotent: nothing mined again
+    assert Study.objects.count() == 1
+    assert Assignment.objects.filter(batch__study=study).count() == 2
