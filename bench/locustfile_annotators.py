@@ -1,0 +1,61 @@
+"""Simulated annotators for bench/api_load.py: log in, then fetch key → save pattern →
+submit, with a short think time, as a person working through a batch would."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+
+from locust import HttpUser, between, task
+
+PASSWORD = os.environ["FFKV_BENCH_PASSWORD"]
+_names = itertools.count()
+
+
+class Annotator(HttpUser):
+    wait_time = between(0.2, 1.0)
+
+    def on_start(self) -> None:
+        self.username = f"bench-annotator-{next(_names)}"
+        self.client.get("/login", name="login page")
+        response = self.client.post(
+            "/api/auth/login/",
+            json={"username": self.username, "password": PASSWORD},
+            headers={"X-CSRFToken": self.client.cookies.get("csrftoken", "")},
+            name="log in",
+        )
+        response.raise_for_status()
+
+    def _headers(self) -> dict[str, str]:
+        return {"X-CSRFToken": self.client.cookies.get("csrftoken", "")}
+
+    @task
+    def annotate_one_key(self) -> None:
+        nxt = self.client.get("/api/next-key/", name="next key")
+        if nxt.status_code == 204:
+            return
+        key_id = nxt.json()["key_id"]
+        key = self.client.get(f"/api/keys/{key_id}/", name="fetch key").json()
+        version = key["annotation"]["version"]
+        ranks = [p["rank"] for p in key["prefixes"][:3]]
+        saved = self.client.post(
+            f"/api/keys/{key_id}/patterns/",
+            json={
+                "description": "recurring surface form",
+                "kind": "shallow",
+                "prefix_ranks": ranks,
+                "version": version,
+                "client_id": str(uuid.uuid4()),
+            },
+            headers=self._headers(),
+            name="save pattern",
+        )
+        if saved.status_code not in (200, 201):
+            return
+        self.client.post(
+            f"/api/keys/{key_id}/submit/",
+            json={"version": saved.json()["version"]},
+            headers=self._headers(),
+            name="submit",
+        )
