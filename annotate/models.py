@@ -22,6 +22,9 @@ class Study(models.Model):
     n_layers = models.PositiveIntegerField(default=0)
     d_ff = models.PositiveIntegerField(default=0)
     is_causal = models.BooleanField(default=True)
+    vocab_size = models.PositiveIntegerField(
+        default=0, help_text="|V| of the output embedding: the §4 random baseline is 1/|V|."
+    )
     # Off by default: the value's top tokens can bias annotators (DESIGN §4.3).
     show_value_tokens = models.BooleanField(default=False)
     created_by = models.ForeignKey(
@@ -50,6 +53,10 @@ class Key(models.Model):
     # [[token, probability], ...]: top tokens of softmax(v_i · E) (DESIGN §1, §4).
     value_top_tokens = models.JSONField(default=list, blank=True)
     value_top_token_ids = models.JSONField(default=list, blank=True)
+    # §3.2 / Figure 3: mean relative change of m_i when the first / last / a random token
+    # of the key's top trigger prefixes is removed ({"first": float, ...}); empty when
+    # the run did not measure it.
+    perturbation = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["study", "layer", "index"]

@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "annotate",
     "mining",
+    "reports",
 ]
 
 MIDDLEWARE = [

@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include("annotate.urls")),
     path("api/", include("mining.urls")),
+    path("api/", include("reports.urls")),
     # Unknown API paths answer JSON, before the single-page app's catch-all.
     re_path(r"^api/", views.api_not_found),
     re_path(r"^(?!static/|admin(?:/|$)).*$", views.spa, name="spa"),

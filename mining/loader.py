@@ -44,6 +44,7 @@ def study_load(
         n_layers=model["n_layers"],
         d_ff=model["d_ff"],
         is_causal=model["causal"],
+        vocab_size=model["vocab_size"],
         created_by=run.created_by,
     )
     edges = [float(e) for e in hist_edges]

@@ -51,6 +51,7 @@ def test_mine_loads_a_study_with_keys_and_their_prefixes(tiny_gpt2_dir, tiny_cor
 
     study = Study.objects.get(name="tiny")
     assert (study.n_layers, study.d_ff, study.is_causal, study.top_k) == (2, 48, True, 5)
+    assert study.vocab_size == 54
     keys = list(study.keys.order_by("layer", "index"))
     assert len(keys) == 8
     assert {k.layer for k in keys} == {1, 2}  # numbered from 1
