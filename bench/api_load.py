@@ -20,6 +20,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "bench-annotator-password-1"
@@ -84,7 +85,7 @@ def _setup(n_annotators: int, n_keys: int) -> None:
         ),
         batch_size=5000,
     )
-    annotators = [
+    annotators: list[Any] = [
         user_create_annotator(username=f"bench-annotator-{i}", password=PASSWORD)
         for i in range(n_annotators)
     ]

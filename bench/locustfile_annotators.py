@@ -22,13 +22,13 @@ class Annotator(HttpUser):
         response = self.client.post(
             "/api/auth/login/",
             json={"username": self.username, "password": PASSWORD},
-            headers={"X-CSRFToken": self.client.cookies.get("csrftoken", "")},
+            headers=self._headers(),
             name="log in",
         )
         response.raise_for_status()
 
     def _headers(self) -> dict[str, str]:
-        return {"X-CSRFToken": self.client.cookies.get("csrftoken", "")}
+        return {"X-CSRFToken": self.client.cookies.get("csrftoken") or ""}
 
     @task
     def annotate_one_key(self) -> None:
