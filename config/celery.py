@@ -16,7 +16,7 @@ app.autodiscover_tasks()
 def ensure_broker_folders() -> None:
     """The file-system broker of the embedded set-up needs its folders to exist."""
     options = app.conf.broker_transport_options or {}
-    for key in ("data_folder_in", "data_folder_out", "processed_folder"):
+    for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
         if options.get(key):
             Path(options[key]).mkdir(parents=True, exist_ok=True)
 

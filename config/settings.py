@@ -244,6 +244,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        # Exchange bindings; the default is a "control" folder in the working directory.
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 else:
