@@ -1,7 +1,16 @@
 """The small test overlay on top of the one settings module."""
 
-from .settings import *  # noqa: F403
-from .settings import REST_FRAMEWORK
+import os
+from pathlib import Path
+
+# Tests keep their runtime data (file-system broker, mining stores) apart from the demo's,
+# so that a message a test queued is never consumed by `make demo`'s worker.
+os.environ.setdefault(
+    "FFKV_DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test")
+)
+
+from .settings import *  # noqa: E402, F403
+from .settings import REST_FRAMEWORK  # noqa: E402
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"login": "5/min"}}
