@@ -9,8 +9,8 @@ os.environ.setdefault(
     "FFKV_DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test")
 )
 
-from .settings import *  # noqa: E402, F403
-from .settings import REST_FRAMEWORK  # noqa: E402
+from .settings import *  # noqa: F403
+from .settings import REST_FRAMEWORK
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"login": "5/min"}}
