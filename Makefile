@@ -78,6 +78,7 @@ check-schema: venv frontend/node_modules/.installed
 bench: venv
 	$(PY) bench/mining.py
 	$(PY) bench/api_load.py
+	$(PY) bench/reports.py
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist var

@@ -161,3 +161,18 @@ def assigned_batch(annotators, n_keys: int = 1, n_prefixes: int = 25, **batch_kw
     for user in annotators:
         AssignmentFactory(batch=batch, annotator=user)
     return batch, keys
+
+
+def annotate_key(key, annotator, patterns=(), status: str = "submitted") -> Annotation:
+    """``annotator``'s annotation of ``key`` with ``patterns`` given as (kind, ranks) pairs;
+    bulk, without the services (no version checks, no audit) — for report tests."""
+    annotation = AnnotationFactory(key=key, annotator=annotator, status=status)
+    by_rank = {p.rank: p for p in key.prefixes.all()}
+    for order, (kind, ranks) in enumerate(patterns):
+        PatternFactory(
+            annotation=annotation,
+            kind=kind,
+            order=order,
+            prefixes=[by_rank[rank] for rank in ranks],
+        )
+    return annotation

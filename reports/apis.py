@@ -1,0 +1,549 @@
+"""The reports API, admins only (annotators never see reports, DESIGN §4.1): the report of
+a study (JSON and CSV), exports (streamed, or as a background job with progress) and the
+upload of a JSONL file into a new study."""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any, cast
+
+from django.db.models import Count
+from django.http import FileResponse, HttpResponse, StreamingHttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.apis.common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer
+from annotate.models import Key, Study
+from annotate.permissions import IsAdmin
+
+from . import services
+from .imports import ImportFileError, study_import
+from .models import ExportJob
+from .selectors import ReportFilter, export_job_get, study_annotator_names
+
+NOT_A_LIST = "Give a comma-separated list."
+NOT_ANNOTATOR = "{names} annotated no key of this study."
+LAYERS_EMPTY = "The study has no keys in layer(s): {layers}."
+MAX_LIST = 1_000
+MAX_LAYER = 10_000
+
+_ERRORS = {400: OpenApiTypes.OBJECT, 403: ErrorSerializer, 404: ErrorSerializer}
+
+
+class ReportsApi(ApiErrorsMixin, APIView):
+    permission_classes = [IsAdmin]
+
+
+class IgnoreFormatParameter(DefaultContentNegotiation):
+    """``?format=`` names the export's file format here, not a DRF renderer: answer JSON
+    (errors) whatever it says."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def _study_or_404(study_id: int) -> Study:
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        raise exceptions.NotFound(NOT_FOUND)
+    return study
+
+
+class CommaListField(serializers.CharField):
+    """``a,b,c`` in a query string → ["a", "b", "c"]; items converted by ``item``."""
+
+    def __init__(self, *, item: serializers.Field, **kwargs: Any) -> None:
+        self.item = item
+        kwargs.setdefault("max_length", 20_000)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> list[Any]:  # type: ignore[override]
+        text = super().to_internal_value(data)
+        parts = [part.strip() for part in text.split(",")]
+        if not parts or any(not part for part in parts) or len(parts) > MAX_LIST:
+            raise serializers.ValidationError(NOT_A_LIST)
+        return [self.item.run_validation(part) for part in parts]
+
+
+def _layers_field(help_text: str) -> CommaListField:
+    return CommaListField(
+        item=serializers.IntegerField(min_value=1, max_value=MAX_LAYER),
+        required=False,
+        help_text=help_text,
+    )
+
+
+def _check_layers(study: Study, layers: list[int] | None) -> None:
+    if layers is None:
+        return
+    present = set(
+        Key.objects.filter(study=study, layer__in=layers)
+        .order_by()
+        .values("layer")
+        .annotate(n=Count("id"))
+        .values_list("layer", flat=True)
+    )
+    missing = sorted(set(layers) - present)
+    if missing:
+        raise exceptions.ValidationError(
+            {"layers": [LAYERS_EMPTY.format(layers=", ".join(map(str, missing)))]}
+        )
+
+
+# --- the report -------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="ReportFilterQuery")
+class ReportQuerySerializer(serializers.Serializer):
+    annotators = CommaListField(
+        item=serializers.CharField(max_length=150),
+        required=False,
+        help_text="Usernames, comma-separated (default: every annotator of the study).",
+    )
+    layers = _layers_field("Layers (from 1), comma-separated (default: all).")
+    submitted_only = serializers.BooleanField(
+        default=True, help_text="Only submitted annotations (default), or drafts too."
+    )
+
+
+def _report_filter(request: Request, study: Study) -> ReportFilter:
+    query = ReportQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    data = query.validated_data
+    annotators = data.get("annotators")
+    if annotators is not None:
+        unknown = sorted(set(annotators) - set(study_annotator_names(study=study)))
+        if unknown:
+            raise exceptions.ValidationError(
+                {"annotators": [NOT_ANNOTATOR.format(names=", ".join(map(repr, unknown)))]}
+            )
+    layers = data.get("layers")
+    _check_layers(study, layers)
+    return ReportFilter(
+        annotators=tuple(sorted(set(annotators))) if annotators is not None else None,
+        layers=tuple(sorted(set(layers))) if layers is not None else None,
+        submitted_only=data["submitted_only"],
+    )
+
+
+def _num(help_text: str = "") -> serializers.FloatField:
+    """A number that is null where the statistic is undefined."""
+    return serializers.FloatField(allow_null=True, help_text=help_text or None)
+
+
+@extend_schema_serializer(component_name="ReportLabelValues")
+class LabelValuesSerializer(serializers.Serializer):
+    shallow = _num()
+    semantic = _num()
+    shallow_semantic = _num("The label shallow+semantic.")
+    not_covered = _num("The label not-covered.")
+
+
+class LayerField(serializers.IntegerField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_null=True, help_text="From 1; null for all layers.", **kwargs)
+
+
+@extend_schema_serializer(component_name="ReportFigure2Row")
+class Figure2RowSerializer(serializers.Serializer):
+    layer = LayerField()
+    n = serializers.FloatField(help_text="Ratings (pooled, per annotator) or units (majority).")
+    counts = LabelValuesSerializer()
+    shares = LabelValuesSerializer()
+    ties = serializers.IntegerField(help_text="Majority: units whose top labels tie.")
+
+
+@extend_schema_serializer(component_name="ReportFigure2Block")
+class Figure2BlockSerializer(serializers.Serializer):
+    layers = Figure2RowSerializer(many=True)
+    overall = Figure2RowSerializer()
+
+
+@extend_schema_serializer(component_name="ReportFigure2Annotator")
+class Figure2AnnotatorSerializer(Figure2BlockSerializer):
+    annotator = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="ReportFigure2")
+class Figure2Serializer(serializers.Serializer):
+    pooled = Figure2BlockSerializer()
+    per_annotator = Figure2AnnotatorSerializer(many=True)
+    majority = Figure2BlockSerializer()
+
+
+@extend_schema_serializer(component_name="ReportCoverageRow")
+class CoverageRowSerializer(serializers.Serializer):
+    layer = LayerField()
+    n_prefixes = serializers.IntegerField(help_text="Ratings: prefixes × annotations.")
+    covered = serializers.IntegerField()
+    share_covered = _num()
+    n_annotations = serializers.IntegerField()
+    n_patterns = serializers.IntegerField()
+    mean_patterns_per_key = _num()
+
+
+@extend_schema_serializer(component_name="ReportCoverage")
+class CoverageSerializer(serializers.Serializer):
+    layers = CoverageRowSerializer(many=True)
+    overall = CoverageRowSerializer()
+
+
+@extend_schema_serializer(component_name="ReportEstimate")
+class EstimateSerializer(serializers.Serializer):
+    value = _num()
+    low = _num("Bootstrap 95% interval over keys.")
+    high = _num()
+    n_units = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="ReportAgreementRow")
+class AgreementRowSerializer(serializers.Serializer):
+    layer = LayerField()
+    krippendorff_alpha = EstimateSerializer()
+    fleiss_kappa = EstimateSerializer()
+    cohen_kappa_mean = EstimateSerializer()
+    raw_agreement = EstimateSerializer()
+
+
+@extend_schema_serializer(component_name="ReportCohenPair")
+class CohenPairSerializer(serializers.Serializer):
+    annotators = serializers.ListField(child=serializers.CharField())
+    value = _num()
+    n_units = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="ReportAgreementBlock")
+class AgreementBlockSerializer(serializers.Serializer):
+    layers = AgreementRowSerializer(many=True)
+    overall = AgreementRowSerializer()
+    cohen_kappa_pairs = CohenPairSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="ReportAgreement")
+class AgreementSerializer(serializers.Serializer):
+    coders = serializers.ListField(child=serializers.CharField())
+    bootstrap_replicates = serializers.IntegerField()
+    bootstrap_seed = serializers.IntegerField()
+    labels = AgreementBlockSerializer(help_text="On the four labels.")
+    binary = AgreementBlockSerializer(help_text="On covered / not-covered.")
+
+
+@extend_schema_serializer(component_name="ReportJaccardRow")
+class JaccardRowSerializer(serializers.Serializer):
+    layer = LayerField()
+    mean = _num()
+    n_keys = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="ReportJaccardPair")
+class JaccardPairSerializer(serializers.Serializer):
+    annotators = serializers.ListField(child=serializers.CharField())
+    layers = JaccardRowSerializer(many=True)
+    overall = JaccardRowSerializer()
+
+
+@extend_schema_serializer(component_name="ReportPatternJaccard")
+class PatternJaccardSerializer(serializers.Serializer):
+    pairs = JaccardPairSerializer(many=True)
+    layers = JaccardRowSerializer(many=True, help_text="Pooled over pairs.")
+    overall = JaccardRowSerializer()
+
+
+@extend_schema_serializer(component_name="ReportValueAgreementRow")
+class ValueAgreementRowSerializer(serializers.Serializer):
+    layer = LayerField()
+    n_keys = serializers.IntegerField()
+    next_token_matches = serializers.IntegerField()
+    next_token_rate = _num()
+    trigger_token_matches = serializers.IntegerField()
+    trigger_token_rate = _num()
+
+
+@extend_schema_serializer(component_name="ReportValueAgreement")
+class ValueAgreementSerializer(serializers.Serializer):
+    vocab_size = serializers.IntegerField()
+    random_baseline = _num("1/|V|.")
+    layers = ValueAgreementRowSerializer(many=True)
+    overall = ValueAgreementRowSerializer()
+
+
+@extend_schema_serializer(component_name="ReportPerturbationRow")
+class PerturbationRowSerializer(serializers.Serializer):
+    layer = LayerField()
+    n_keys = serializers.IntegerField(help_text="Keys with a measurement.")
+    first = _num()
+    last = _num()
+    random = _num()
+
+
+@extend_schema_serializer(component_name="ReportPerturbation")
+class PerturbationSerializer(serializers.Serializer):
+    layers = PerturbationRowSerializer(many=True)
+    overall = PerturbationRowSerializer()
+
+
+@extend_schema_serializer(component_name="ReportStudy")
+class ReportStudySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    model = serializers.CharField()
+    corpus = serializers.CharField()
+    top_k = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="ReportFilters")
+class ReportFiltersSerializer(serializers.Serializer):
+    annotators = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    layers = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    submitted_only = serializers.BooleanField()
+
+
+class ReportApi(ReportsApi):
+    @extend_schema_serializer(component_name="StudyReport")
+    class OutputSerializer(serializers.Serializer):
+        study = ReportStudySerializer()
+        filters = ReportFiltersSerializer()
+        labels = serializers.ListField(child=serializers.CharField())
+        definitions = serializers.DictField(child=serializers.CharField())
+        figure2 = Figure2Serializer()
+        coverage = CoverageSerializer()
+        agreement = AgreementSerializer()
+        pattern_jaccard = PatternJaccardSerializer()
+        value_agreement = ValueAgreementSerializer()
+        perturbation = PerturbationSerializer()
+
+    @extend_schema(parameters=[ReportQuerySerializer], responses={200: OutputSerializer, **_ERRORS})
+    def get(self, request: Request, study_id: int) -> Response:
+        study = _study_or_404(study_id)
+        report = services.report_build(study=study, flt=_report_filter(request, study))
+        return Response(self.OutputSerializer(report).data)
+
+
+class ReportCsvApi(ReportsApi):
+    @extend_schema(
+        parameters=[ReportQuerySerializer],
+        responses={
+            (200, "text/csv"): OpenApiResponse(
+                response=OpenApiTypes.STR,
+                description="One number per row: " + ",".join(services.REPORT_CSV_COLUMNS),
+            ),
+            **_ERRORS,
+        },
+    )
+    def get(self, request: Request, study_id: int) -> HttpResponse:
+        study = _study_or_404(study_id)
+        report = services.report_build(study=study, flt=_report_filter(request, study))
+        response = HttpResponse(services.report_csv(report), content_type="text/csv; charset=utf-8")
+        name = services.export_filename(study=study, fmt="csv").removesuffix(".csv")
+        response["Content-Disposition"] = f'attachment; filename="{name}-report.csv"'
+        return response
+
+
+# --- exports ----------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="StudyExportQuery")
+class ExportQuerySerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=services.FORMATS, help_text="The file format.")
+    layers = _layers_field("Only these layers (from 1), comma-separated (default: all).")
+
+
+class StudyExportApi(ReportsApi):
+    content_negotiation_class = IgnoreFormatParameter
+
+    @extend_schema(
+        parameters=[ExportQuerySerializer],
+        responses={
+            (200, "application/jsonl"): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="ffkv.annotations/v1, one key a line."
+            ),
+            (200, "text/csv"): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="One row per prefix × annotator."
+            ),
+            (200, "application/vnd.apache.parquet"): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="The CSV's rows, typed."
+            ),
+            **_ERRORS,
+        },
+    )
+    def get(self, request: Request, study_id: int) -> HttpResponse:
+        study = _study_or_404(study_id)
+        query = ExportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        fmt = query.validated_data["format"]
+        layers = query.validated_data.get("layers")
+        _check_layers(study, layers)
+        filename = services.export_filename(study=study, fmt=fmt)
+        response: HttpResponse | StreamingHttpResponse | FileResponse
+        if fmt == "parquet":
+            # Parquet's footer comes last: build the file on disk chunk by chunk, then
+            # stream it; the anonymous temporary file vanishes when the response closes.
+            tmp = tempfile.TemporaryFile()  # noqa: SIM115 (FileResponse closes it)
+            services.export_parquet(study=study, sink=tmp, layers=layers)
+            tmp.seek(0)
+            response = FileResponse(tmp, content_type=services.CONTENT_TYPES[fmt])
+        else:
+            writer = services.export_jsonl if fmt == "jsonl" else services.export_csv
+            response = StreamingHttpResponse(
+                (text.encode("utf-8") for text in writer(study=study, layers=layers)),
+                content_type=services.CONTENT_TYPES[fmt] + "; charset=utf-8",
+            )
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return cast(HttpResponse, response)
+
+
+@extend_schema_serializer(component_name="ExportJob")
+class ExportJobOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    study_id = serializers.IntegerField()
+    format = serializers.ChoiceField(choices=services.FORMATS)
+    status = serializers.ChoiceField(choices=ExportJob.Status.choices)
+    progress = serializers.FloatField(help_text="0..1.")
+    keys_done = serializers.IntegerField()
+    keys_total = serializers.IntegerField()
+    error = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    download_url = serializers.SerializerMethodField()
+
+    def get_download_url(self, job: ExportJob) -> str | None:
+        if job.status != ExportJob.Status.DONE:
+            return None
+        return reverse("admin-export-download", args=[job.pk])
+
+
+def _job_or_404(job_id: int) -> ExportJob:
+    job = export_job_get(job_id=job_id)
+    if job is None:
+        raise exceptions.NotFound(NOT_FOUND)
+    return job
+
+
+class ExportJobCreateApi(ReportsApi):
+    @extend_schema_serializer(component_name="ExportJobCreate")
+    class InputSerializer(serializers.Serializer):
+        format = serializers.ChoiceField(choices=services.FORMATS)
+
+    @extend_schema(request=InputSerializer, responses={201: ExportJobOutputSerializer, **_ERRORS})
+    def post(self, request: Request, study_id: int) -> Response:
+        study = _study_or_404(study_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        job = services.export_job_create(
+            study=study, fmt=serializer.validated_data["format"], created_by=request.user
+        )
+        return Response(ExportJobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+class ExportJobDetailApi(ReportsApi):
+    @extend_schema(
+        responses={200: ExportJobOutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request: Request, job_id: int) -> Response:
+        return Response(ExportJobOutputSerializer(_job_or_404(job_id)).data)
+
+
+class ExportJobDownloadApi(ReportsApi):
+    @extend_schema(
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="The export's file."
+            ),
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+            409: ErrorSerializer,
+        }
+    )
+    def get(self, request: Request, job_id: int) -> HttpResponse:
+        job = _job_or_404(job_id)
+        if job.status != ExportJob.Status.DONE:
+            return cast(
+                HttpResponse,
+                Response({"detail": services.EXPORT_NOT_FINISHED}, status=status.HTTP_409_CONFLICT),
+            )
+        path = services.export_job_path(job)
+        if path is None or not path.is_file():
+            raise exceptions.NotFound(services.EXPORT_FILE_MISSING)
+        response = FileResponse(
+            path.open("rb"),
+            as_attachment=True,
+            filename=services.export_filename(study=job.study, fmt=job.format),
+            content_type=services.CONTENT_TYPES[job.format],
+        )
+        return cast(HttpResponse, response)
+
+
+# --- import -----------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="ImportErrors")
+class ImportErrorsSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="The first error.")
+    # Shadows Serializer.errors for mypy only: the metaclass turns it into a declared field.
+    errors = serializers.ListField(  # type: ignore[assignment]
+        child=serializers.CharField(), help_text="Every error found, each naming its line."
+    )
+
+
+class ImportApi(ReportsApi):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema_serializer(component_name="StudyImport")
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(help_text="A JSONL export (ffkv.annotations/v1).")
+        study_name = serializers.CharField(
+            max_length=200, required=False, help_text="Default: the file's study.name."
+        )
+
+    @extend_schema_serializer(component_name="StudyImported")
+    class OutputSerializer(serializers.Serializer):
+        study_id = serializers.IntegerField()
+        study_name = serializers.CharField()
+        keys = serializers.IntegerField()
+        prefixes = serializers.IntegerField()
+        annotations = serializers.IntegerField()
+        patterns = serializers.IntegerField()
+        users_created = serializers.ListField(
+            child=serializers.CharField(), help_text="New inactive annotator accounts."
+        )
+
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer},
+        responses={
+            201: OutputSerializer,
+            400: ImportErrorsSerializer,
+            403: ErrorSerializer,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        try:
+            result = study_import(
+                file=upload,
+                study_name=serializer.validated_data.get("study_name"),
+                created_by=request.user,
+            )
+        except ImportFileError as exc:
+            return Response(
+                {"detail": exc.errors[0], "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST
+            )
+        data = {
+            "study_id": result.study.pk,
+            "study_name": result.study.name,
+            "keys": result.keys,
+            "prefixes": result.prefixes,
+            "annotations": result.annotations,
+            "patterns": result.patterns,
+            "users_created": result.users_created,
+        }
+        return Response(self.OutputSerializer(data).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,215 @@
+"""The reports API: admins only, filters checked, exports streamed, export jobs with
+progress, and the JSONL upload."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotate.models import Study
+from reports.models import ExportJob
+from reports.services import export_jsonl
+from reports.tasks import export_study
+from tests.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+def urls(study_id: int) -> list[tuple[str, str]]:
+    return [
+        ("get", f"/api/admin/studies/{study_id}/report/"),
+        ("get", f"/api/admin/studies/{study_id}/report.csv"),
+        ("get", f"/api/studies/{study_id}/export?format=jsonl"),
+        ("post", f"/api/admin/studies/{study_id}/exports/"),
+        ("get", "/api/admin/exports/1/"),
+        ("get", "/api/admin/exports/1/download"),
+        ("post", "/api/admin/imports/"),
+    ]
+
+
+@pytest.mark.parametrize("persona", ["anonymous", "alice", "mallory"])
+def test_only_admins_reach_the_reports(hand_study, persona, request, api_client):
+    client = api_client if persona == "anonymous" else client_for(request.getfixturevalue(persona))
+    for method, url in urls(hand_study.pk):
+        response = getattr(client, method)(url)
+        assert response.status_code == 403, (url, response.content)
+        assert "detail" in response.json()
+
+
+def test_carol_reads_the_report(hand_study, carol):
+    response = client_for(carol).get(f"/api/admin/studies/{hand_study.pk}/report/")
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) >= {
+        "figure2",
+        "coverage",
+        "agreement",
+        "pattern_jaccard",
+        "value_agreement",
+        "perturbation",
+    }
+    assert body["figure2"]["pooled"]["layers"][0]["shares"]["shallow_semantic"] == 0.4
+    assert body["filters"] == {"annotators": None, "layers": None, "submitted_only": True}
+
+
+def test_report_filters_come_from_the_query_string(hand_study, carol):
+    response = client_for(carol).get(
+        f"/api/admin/studies/{hand_study.pk}/report/",
+        {"annotators": "bob", "layers": "2", "submitted_only": "false"},
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["filters"] == {"annotators": ["bob"], "layers": [2], "submitted_only": False}
+    assert body["figure2"]["pooled"]["overall"]["shares"]["semantic"] == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"submitted_only": "perhaps"}, "submitted_only"),
+        ({"layers": "one"}, "layers"),
+        ({"layers": "0"}, "layers"),
+        ({"layers": "1,,2"}, "layers"),
+        ({"layers": "9"}, "layers"),
+        ({"annotators": "nobody"}, "annotators"),
+    ],
+)
+def test_bad_report_filters_are_400(hand_study, carol, query, field):
+    client = client_for(carol)
+    for suffix in ("report/", "report.csv"):
+        response = client.get(f"/api/admin/studies/{hand_study.pk}/{suffix}", query)
+        assert response.status_code == 400, (suffix, response.content)
+        assert field in response.json()
+
+
+def test_an_unknown_study_is_404(carol):
+    client = client_for(carol)
+    assert client.get("/api/admin/studies/999/report/").status_code == 404
+    assert client.get("/api/studies/999/export?format=csv").status_code == 404
+
+
+def test_the_report_csv_downloads(hand_study, carol):
+    response = client_for(carol).get(f"/api/admin/studies/{hand_study.pk}/report.csv")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert "hand-study-report.csv" in response["Content-Disposition"]
+    assert response.content.decode().startswith("section,view,layer,annotator,metric")
+
+
+def _body(response) -> bytes:
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def test_the_export_streams_each_format(hand_study, carol):
+    client = client_for(carol)
+    jsonl = client.get(f"/api/studies/{hand_study.pk}/export", {"format": "jsonl"})
+    assert jsonl.status_code == 200 and jsonl.streaming
+    assert jsonl["Content-Disposition"] == 'attachment; filename="hand-study.jsonl"'
+    assert _body(jsonl).decode() == "".join(export_jsonl(study=hand_study))
+    csv = client.get(f"/api/studies/{hand_study.pk}/export", {"format": "csv"})
+    assert csv.streaming and _body(csv).decode().count("\n") == 1 + 20
+    parquet = client.get(f"/api/studies/{hand_study.pk}/export", {"format": "parquet"})
+    assert parquet.status_code == 200
+    assert pq.read_table(io.BytesIO(_body(parquet))).num_rows == 20
+
+
+@pytest.mark.parametrize("query", [{}, {"format": "xml"}, {"format": "csv", "layers": "x"}])
+def test_a_bad_export_format_is_400(hand_study, carol, query):
+    response = client_for(carol).get(f"/api/studies/{hand_study.pk}/export", query)
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+
+
+def test_an_export_job_runs_and_its_file_downloads(
+    hand_study, carol, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.DATA_DIR = tmp_path
+    client = client_for(carol)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(
+            f"/api/admin/studies/{hand_study.pk}/exports/", {"format": "jsonl"}, format="json"
+        )
+    assert response.status_code == 201, response.content
+    job = response.json()
+    assert (job["status"], job["progress"], job["download_url"]) == ("queued", 0.0, None)
+    assert len(callbacks) == 1  # the task is queued once the row is committed
+    assert client.get(f"/api/admin/exports/{job['id']}/download").status_code == 409
+
+    export_study(job["id"])  # what the worker runs, in this process
+
+    done = client.get(f"/api/admin/exports/{job['id']}/").json()
+    assert done["status"] == "done"
+    assert (done["progress"], done["keys_done"], done["keys_total"]) == (1.0, 2, 2)
+    assert done["download_url"] == f"/api/admin/exports/{job['id']}/download"
+    download = client.get(done["download_url"])
+    assert download.status_code == 200
+    assert _body(download).decode() == "".join(export_jsonl(study=hand_study))
+    assert 'filename="hand-study.jsonl"' in download["Content-Disposition"]
+
+
+def test_an_export_job_that_fails_says_why(hand_study, settings, tmp_path, monkeypatch):
+    from reports import services
+
+    settings.DATA_DIR = tmp_path
+    job = ExportJob.objects.create(study=hand_study, format="csv")
+
+    def broken(**kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(services, "export_to_file", broken)
+    export_study(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.error) == ("failed", "disk full")
+
+
+def test_an_export_job_needs_a_known_format(hand_study, carol):
+    response = client_for(carol).post(
+        f"/api/admin/studies/{hand_study.pk}/exports/", {"format": "xlsx"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "format" in response.json()
+
+
+def _upload(text: str, name: str = "in.jsonl") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, text.encode("utf-8"), content_type="application/jsonl")
+
+
+def test_carol_uploads_an_export_into_a_new_study(hand_study, carol):
+    text = "".join(export_jsonl(study=hand_study))
+    response = client_for(carol).post(
+        "/api/admin/imports/", {"file": _upload(text), "study_name": "uploaded"}, format="multipart"
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["study_name"] == "uploaded"
+    assert (body["keys"], body["annotations"], body["users_created"]) == (2, 4, [])
+    assert Study.objects.get(name="uploaded").created_by == carol
+
+
+def test_a_bad_upload_is_400_with_every_error_and_writes_nothing(hand_study, carol):
+    lines = "".join(export_jsonl(study=hand_study)).splitlines()
+    text = "\n".join([lines[0].replace("hand study", "x"), "not json"]) + "\n"
+    before = Study.objects.count()
+    response = client_for(carol).post(
+        "/api/admin/imports/", {"file": _upload(text)}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "line 2: not valid JSON",
+        "errors": ["line 2: not valid JSON"],
+    }
+    assert Study.objects.count() == before
+
+
+def test_an_upload_without_a_file_is_400(carol):
+    response = client_for(carol).post("/api/admin/imports/", {}, format="multipart")
+    assert response.status_code == 400
+    assert "file" in response.json()
+    as_json = client_for(carol).post(
+        "/api/admin/imports/", json.dumps({"file": "x"}), content_type="application/json"
+    )
+    assert as_json.status_code == 415

@@ -1,0 +1,223 @@
+"""Import: the round trip, new inactive annotators, and bad lines that name their line and
+field and write nothing."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotate.models import Annotation, AnnotationEvent, Key, Pattern, Study, TriggerPrefix
+from annotate.permissions import ANNOTATOR_GROUP
+from reports import imports
+from reports.imports import ImportFileError, study_import
+from reports.selectors import ReportFilter
+from reports.services import export_jsonl, report_build
+from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
+
+pytestmark = pytest.mark.django_db
+
+ANNOTATION_SECTIONS = ("figure2", "coverage", "agreement", "pattern_jaccard")
+
+
+def export_text(study) -> str:
+    return "".join(export_jsonl(study=study))
+
+
+def load(text: str, **kwargs):
+    return study_import(file=io.BytesIO(text.encode("utf-8")), **kwargs)
+
+
+def renamed(text: str, name: str) -> list[dict]:
+    lines = [json.loads(line) for line in text.splitlines()]
+    for line in lines:
+        line["study"]["name"] = name
+    return lines
+
+
+def test_export_of_import_is_the_same_data_and_the_reports_are_equal(hand_study):
+    # A third annotator and a larger key make the round trip less of a special case.
+    carl = UserFactory(username="carl")
+    key = key_with_prefixes(8, study=hand_study, layer=2, index=0)
+    for person, patterns in [
+        (carl, [("shallow", [8, 1, 5]), ("shallow+semantic", [2, 3, 4, 5])]),
+        (get_user_model().objects.get(username="alice"), [("semantic", [1, 2, 3, 4])]),
+    ]:
+        annotate_key(key, person, patterns)
+    original = export_text(hand_study)
+
+    result = load(original, study_name="copy")
+    assert result.study.name == "copy"
+    assert (result.keys, result.prefixes) == (3, 18)
+    assert (result.annotations, result.patterns) == (6, 7)
+    again = export_text(result.study)
+    assert renamed(again, "x") == renamed(original, "x")
+
+    for submitted_only in (True, False):
+        flt = ReportFilter(submitted_only=submitted_only)
+        before = report_build(study=hand_study, flt=flt)
+        after = report_build(study=result.study, flt=flt)
+        for section in ANNOTATION_SECTIONS:
+            assert after[section] == before[section], section
+
+
+def test_import_takes_the_files_study_name_and_refuses_a_taken_one(hand_study):
+    text = export_text(hand_study)
+    with pytest.raises(ImportFileError, match="A study named 'hand study' already exists"):
+        load(text)
+    hand_study.delete()
+    assert load(text).study.name == "hand study"
+
+
+def test_unknown_annotators_become_inactive_accounts_without_password(hand_study):
+    lines = renamed(export_text(hand_study), "other")
+    lines[0]["annotations"][0]["annotator"] = "zed"
+    result = load("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert result.users_created == ["zed"]
+    zed = get_user_model().objects.get(username="zed")
+    assert not zed.is_active
+    assert not zed.has_usable_password()
+    assert zed.groups.filter(name=ANNOTATOR_GROUP).exists()
+    # Existing people keep their account as it was.
+    assert get_user_model().objects.get(username="bob").is_active
+    # Each imported annotation is assigned to its author and starts its audit trail.
+    annotation = Annotation.objects.get(key__study=result.study, annotator=zed)
+    event = AnnotationEvent.objects.get(annotation=annotation)
+    assert event.action == "create"
+    assert event.after["patterns"][0]["prefix_ranks"] == [1, 2, 3]
+
+
+def _counts():
+    return (
+        Study.objects.count(),
+        Key.objects.count(),
+        TriggerPrefix.objects.count(),
+        Annotation.objects.count(),
+        Pattern.objects.count(),
+        get_user_model().objects.count(),
+    )
+
+
+def _bad(lines: list[dict], how: str) -> str:
+    if how == "missing field":
+        del lines[1]["prefixes"][0]["sentence"]
+    elif how == "two prefixes":
+        lines[0]["annotations"][0]["patterns"][1]["prefix_ranks"] = [4, 5]
+    elif how == "unknown label":
+        lines[0]["annotations"][1]["labels"][3] = "deep"
+    elif how == "rank out of range":
+        lines[1]["prefixes"][4]["rank"] = 26
+    elif how == "duplicate key":
+        lines.append(json.loads(json.dumps(lines[0])))
+    elif how == "label against patterns":
+        lines[0]["annotations"][1]["labels"][4] = "semantic"
+    elif how == "unknown kind":
+        lines[0]["annotations"][0]["patterns"][0]["kind"] = "deep"
+    elif how == "gap in ranks":
+        lines[1]["prefixes"][4]["rank"] = 7
+    elif how == "wrong schema":
+        lines[1]["schema"] = "ffkv.annotations/v2"
+    elif how == "status":
+        lines[0]["annotations"][0]["status"] = "done"
+    elif how == "unknown field":
+        lines[0]["key"]["colour"] = "red"
+    text = "\n".join(json.dumps(x) for x in lines) + "\n"
+    if how == "invalid json":
+        first, second, *rest = text.splitlines()
+        text = "\n".join([first, second[:-5], *rest]) + "\n"
+    return text
+
+
+@pytest.mark.parametrize(
+    ("how", "expected"),
+    [
+        ("missing field", "line 2: prefixes[0].sentence: required field missing"),
+        (
+            "two prefixes",
+            "line 1: annotations[0].patterns[1].prefix_ranks: "
+            "a pattern must cover at least 3 prefixes",
+        ),
+        ("unknown label", "line 1: annotations[1].labels[3]: unknown label 'deep'"),
+        ("rank out of range", "line 2: prefixes[4].rank: must be between 1 and top_k (25)"),
+        ("duplicate key", "line 3: key: layer 1, index 7 is already on line 1"),
+        ("invalid json", "line 2: not valid JSON"),
+        (
+            "label against patterns",
+            "line 1: annotations[1].labels[4]: 'semantic' does not follow from the patterns "
+            "(expected 'not-covered')",
+        ),
+        (
+            "unknown kind",
+            "line 1: annotations[0].patterns[0].kind: "
+            "must be 'shallow', 'semantic' or 'shallow+semantic'",
+        ),
+        (
+            "gap in ranks",
+            "line 2: prefixes: ranks must run from 1 to the number of prefixes without gaps",
+        ),
+        ("wrong schema", "line 2: schema: must be 'ffkv.annotations/v1'"),
+        ("status", "line 1: annotations[0].status: must be 'draft' or 'submitted'"),
+        ("unknown field", "line 1: key.colour: unknown field"),
+    ],
+)
+def test_a_bad_line_names_its_line_and_field_and_nothing_is_written(hand_study, how, expected):
+    text = _bad(renamed(export_text(hand_study), "new"), how)
+    before = _counts()
+    with pytest.raises(ImportFileError) as info:
+        load(text)
+    assert info.value.errors == [expected]
+    assert _counts() == before
+
+
+def test_every_bad_line_is_listed_up_to_a_limit(hand_study, monkeypatch):
+    monkeypatch.setattr(imports, "MAX_ERRORS", 3)
+    good = export_text(hand_study).splitlines()[0]
+    text = "\n".join([good.replace("hand study", "n")] + ["{"] * 5) + "\n"
+    with pytest.raises(ImportFileError) as info:
+        load(text)
+    assert info.value.errors == [
+        "line 2: not valid JSON",
+        "line 3: not valid JSON",
+        "line 4: not valid JSON",
+        imports.MORE_ERRORS.format(n=3),
+    ]
+
+
+def test_an_empty_file_or_a_bare_value_is_refused(db):
+    with pytest.raises(ImportFileError, match="holds no keys"):
+        load("\n\n")
+    with pytest.raises(ImportFileError, match="line 1: must be an object"):
+        load("[1, 2]\n")
+    with pytest.raises(ImportFileError, match="line 1: not valid UTF-8"):
+        study_import(file=io.BytesIO(b"\xff\xfe{}\n"))
+
+
+def test_the_import_command_loads_a_file_and_reports_errors_without_a_traceback(
+    hand_study, tmp_path, capsys
+):
+    path = tmp_path / "in.jsonl"
+    path.write_text(export_text(hand_study))
+    call_command("import", str(path), "--study-name", "from cli")
+    assert "imported study 'from cli'" in capsys.readouterr().out
+    assert Study.objects.filter(name="from cli").exists()
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(_bad(renamed(export_text(hand_study), "other"), "two prefixes"))
+    with pytest.raises(CommandError, match=r"nothing imported:\nline 1: annotations\[0\]"):
+        call_command("import", str(bad))
+    with pytest.raises(CommandError, match="cannot read"):
+        call_command("import", str(tmp_path / "missing.jsonl"))
+
+
+def test_a_study_imported_twice_under_two_names_is_two_studies(db):
+    study = StudyFactory(name="s")
+    key = key_with_prefixes(3, study=study, layer=1, index=0)
+    annotate_key(key, UserFactory(username="ann"), [("shallow", [1, 2, 3])])
+    text = export_text(study)
+    a, b = load(text, study_name="a"), load(text, study_name="b")
+    assert a.study.pk != b.study.pk
+    assert Annotation.objects.filter(key__study__name__in=["a", "b"]).count() == 2

@@ -1,0 +1,176 @@
+"""The report of the hand-built study (tests/reports/conftest.py), computed by hand."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from reports.selectors import ReportFilter
+from reports.services import report_build, report_csv
+from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
+
+pytestmark = pytest.mark.django_db
+
+S, M, SS, NC = "shallow", "semantic", "shallow_semantic", "not_covered"
+
+
+def shares(row):
+    return {k: pytest.approx(v) if v is not None else None for k, v in row["shares"].items()}
+
+
+def test_figure2_pooled_shares_are_the_hand_counts(hand_study):
+    fig = report_build(study=hand_study)["figure2"]
+    layer1, layer2 = fig["pooled"]["layers"]
+    # Layer 1: alice S S SS M M, bob SS SS SS NC NC → 2 S, 2 M, 4 SS, 2 NC of 10.
+    assert layer1["layer"] == 1 and layer1["n"] == 10
+    assert shares(layer1) == {S: 0.2, M: 0.2, SS: 0.4, NC: 0.2}
+    # Layer 2: bob's draft is left out by default; alice covered nothing.
+    assert layer2["layer"] == 2 and layer2["n"] == 5
+    assert shares(layer2) == {S: 0.0, M: 0.0, SS: 0.0, NC: 1.0}
+    assert fig["pooled"]["overall"]["n"] == 15
+    assert shares(fig["pooled"]["overall"]) == {S: 2 / 15, M: 2 / 15, SS: 4 / 15, NC: 7 / 15}
+
+
+def test_figure2_with_drafts_counts_bobs_draft(hand_study):
+    fig = report_build(study=hand_study, flt=ReportFilter(submitted_only=False))["figure2"]
+    layer2 = fig["pooled"]["layers"][1]
+    assert layer2["n"] == 10
+    assert shares(layer2) == {S: 0.0, M: 0.3, SS: 0.0, NC: 0.7}
+
+
+def test_figure2_per_annotator_and_by_majority(hand_study):
+    fig = report_build(study=hand_study)["figure2"]
+    alice, bob = fig["per_annotator"]
+    assert alice["annotator"] == "alice" and bob["annotator"] == "bob"
+    assert shares(alice["layers"][0]) == {S: 0.4, M: 0.4, SS: 0.2, NC: 0.0}
+    assert shares(bob["layers"][0]) == {S: 0.0, M: 0.0, SS: 0.6, NC: 0.4}
+    assert bob["layers"][1]["n"] == 0  # only a draft in layer 2
+    # Majority, layer 1: ranks 1-2 tie S|SS, rank 3 SS, ranks 4-5 tie M|NC.
+    majority = fig["majority"]["layers"][0]
+    assert majority["ties"] == 4
+    assert majority["counts"] == {S: 1.0, M: 1.0, SS: 2.0, NC: 1.0}
+
+
+def test_coverage_is_the_hand_count(hand_study):
+    cov = report_build(study=hand_study)["coverage"]
+    layer1, layer2 = cov["layers"]
+    assert (layer1["covered"], layer1["n_prefixes"]) == (8, 10)
+    assert layer1["share_covered"] == pytest.approx(0.8)
+    assert layer1["mean_patterns_per_key"] == pytest.approx(1.5)  # 2 + 1 over 2 annotations
+    assert layer2["share_covered"] == 0.0 and layer2["mean_patterns_per_key"] == 0.0
+    overall = cov["overall"]
+    assert overall["share_covered"] == pytest.approx(8 / 15)
+    assert overall["mean_patterns_per_key"] == pytest.approx(1.0)  # 3 patterns, 3 annotations
+
+
+def test_agreement_of_the_hand_study(hand_study):
+    agreement = report_build(study=hand_study)["agreement"]
+    assert agreement["coders"] == ["alice", "bob"]
+    layer1 = agreement["labels"]["layers"][0]
+    # 5 units rated by both; they agree on rank 3 only.
+    assert layer1["raw_agreement"]["value"] == pytest.approx(0.2)
+    assert layer1["raw_agreement"]["n_units"] == 5
+    # Cohen: p_o = 0.2, p_e = 0.2 (alice SS) × 0.6 (bob SS) = 0.12.
+    assert layer1["cohen_kappa_mean"]["value"] == pytest.approx((0.2 - 0.12) / 0.88)
+    alice = ["shallow", "shallow", "ss", "semantic", "semantic"]
+    bob = ["ss", "ss", "ss", "nc", "nc"]
+    expected = krippendorff.alpha(
+        np.array([alice, bob], dtype=object).astype(str), level_of_measurement="nominal"
+    )
+    assert layer1["krippendorff_alpha"]["value"] == pytest.approx(expected)
+    # Layer 2 has a single submitted coder: no unit to agree on.
+    layer2 = agreement["labels"]["layers"][1]
+    assert layer2["krippendorff_alpha"] == {"value": None, "low": None, "high": None, "n_units": 0}
+    # Binary: alice covers ranks 1-5, bob 1-3 → they agree on 3 of 5.
+    binary = agreement["binary"]["layers"][0]
+    assert binary["raw_agreement"]["value"] == pytest.approx(0.6)
+
+
+def test_pattern_jaccard_of_the_hand_study(hand_study):
+    jac = report_build(study=hand_study)["pattern_jaccard"]
+    (pair,) = jac["pairs"]
+    assert pair["annotators"] == ["alice", "bob"]
+    # Key A: alice {1,2,3}→1, {3,4,5}→1/5; bob {1,2,3}→1: mean (1 + 0.2 + 1) / 3.
+    assert pair["layers"][0] == {"layer": 1, "mean": pytest.approx(2.2 / 3), "n_keys": 1}
+    assert pair["layers"][1]["n_keys"] == 0  # bob has only a draft on key B
+    with_drafts = report_build(study=hand_study, flt=ReportFilter(submitted_only=False))
+    # Key B with the draft: alice wrote nothing, so bob's pattern best-matches 0.
+    assert with_drafts["pattern_jaccard"]["pairs"][0]["layers"][1]["mean"] == 0.0
+
+
+def test_value_agreement_and_perturbation_of_the_hand_study(hand_study):
+    report = report_build(study=hand_study)
+    va = report["value_agreement"]
+    # Key A's argmax 1001 is the next token of its rank-1 prefix; key B's argmax 1 is the
+    # trigger token of its rank-1 prefix (tests/factories.key_with_prefixes).
+    assert va["random_baseline"] == pytest.approx(0.01)
+    layer1, layer2 = va["layers"]
+    assert (layer1["next_token_rate"], layer1["trigger_token_rate"]) == (1.0, 0.0)
+    assert (layer2["next_token_rate"], layer2["trigger_token_rate"]) == (0.0, 1.0)
+    pert = report["perturbation"]
+    assert pert["layers"][0] == {
+        "layer": 1,
+        "n_keys": 1,
+        "first": 0.5,
+        "last": 0.1,
+        "random": 0.2,
+    }
+    assert pert["layers"][1] == {
+        "layer": 2,
+        "n_keys": 0,
+        "first": None,
+        "last": None,
+        "random": None,
+    }
+
+
+def test_filters_select_annotators_and_layers(hand_study):
+    report = report_build(study=hand_study, flt=ReportFilter(annotators=("alice",), layers=(1,)))
+    assert [row["layer"] for row in report["figure2"]["pooled"]["layers"]] == [1]
+    assert report["agreement"]["coders"] == ["alice"]
+    assert shares(report["figure2"]["pooled"]["overall"]) == {S: 0.4, M: 0.4, SS: 0.2, NC: 0.0}
+    assert report["pattern_jaccard"]["pairs"] == []
+
+
+def test_the_report_csv_has_one_number_per_row(hand_study):
+    text = report_csv(report_build(study=hand_study))
+    lines = text.splitlines()
+    assert lines[0] == "section,view,layer,annotator,metric,value,low,high,n"
+    assert "figure2,pooled,1,,shallow+semantic,0.4,,,4.0" in lines
+    assert "coverage,,all,,share_covered,0.5333333333333333,,,15" in lines
+
+
+def _study_with(n_keys: int):
+    study = StudyFactory(vocab_size=10)
+    people = [UserFactory(username=f"coder{i}") for i in range(3)]
+    for k in range(n_keys):
+        key = key_with_prefixes(6, study=study, layer=1 + k % 3, index=k)
+        for person in people:
+            annotate_key(key, person, [("shallow", [1, 2, 3]), ("semantic", [2, 4, 6])])
+    return study
+
+
+def test_the_report_costs_the_same_queries_for_more_keys(db):
+    small, large = _study_with(2), _study_with(9)
+    counts = []
+    for study in (small, large):
+        with CaptureQueriesContext(connection) as ctx:
+            report_build(study=study, replicates=50)
+        counts.append(len(ctx.captured_queries))
+    assert counts[0] == counts[1] <= 8
+
+
+def test_keys_with_more_than_64_prefixes_are_labelled_too(alice, bob):
+    study = StudyFactory(top_k=70)
+    key = key_with_prefixes(70, study=study, layer=1, index=0)
+    annotate_key(key, alice, [("semantic", [1, 65, 70])])
+    annotate_key(key, bob, [("semantic", [1, 64, 70]), ("shallow", [2, 3, 64])])
+    report = report_build(study=study, replicates=20)
+    assert report["coverage"]["overall"]["covered"] == 3 + 5
+    assert report["figure2"]["per_annotator"][1]["overall"]["counts"]["shallow_semantic"] == 1
+    (pair,) = report["pattern_jaccard"]["pairs"]
+    # alice {1,65,70} ↔ bob {1,64,70}: 2/4; bob's {2,3,64} best-matches 0 against alice.
+    assert pair["overall"]["mean"] == pytest.approx((0.5 + 0.5 + 0.0) / 3)
