@@ -88,6 +88,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/exports/{job_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_exports_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/exports/{job_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_exports_download_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/imports/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        post: operations["admin_imports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/mining-runs/": {
         parameters: {
             query?: never;
@@ -203,6 +266,69 @@ export interface paths {
          *     ``{detail, current}`` with the annotation's current state.
          */
         post: operations["admin_studies_batches_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/studies/{study_id}/exports/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        post: operations["admin_studies_exports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/studies/{study_id}/report/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_studies_report_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/studies/{study_id}/report.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["admin_studies_report.csv_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -440,6 +566,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/studies/{study_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
+         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
+         *     ``{detail, current}`` with the annotation's current state.
+         */
+        get: operations["studies_export_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -585,6 +732,51 @@ export interface components {
         DtypeEnum: "float32" | "bfloat16";
         Error: {
             detail: string;
+        };
+        ExportJob: {
+            id: number;
+            study_id: number;
+            format: components["schemas"]["FormatEnum"];
+            status: components["schemas"]["ExportJobStatusEnum"];
+            /**
+             * Format: double
+             * @description 0..1.
+             */
+            progress: number;
+            keys_done: number;
+            keys_total: number;
+            error: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            readonly download_url: string | null;
+        };
+        ExportJobCreateRequest: {
+            format: components["schemas"]["FormatEnum"];
+        };
+        /**
+         * @description * `queued` - queued
+         *     * `running` - running
+         *     * `done` - done
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        ExportJobStatusEnum: "queued" | "running" | "done" | "failed";
+        /**
+         * @description * `jsonl` - jsonl
+         *     * `csv` - csv
+         *     * `parquet` - parquet
+         * @enum {string}
+         */
+        FormatEnum: "jsonl" | "csv" | "parquet";
+        ImportErrors: {
+            /** @description The first error. */
+            detail: string;
+            /** @description Every error found, each naming its line. */
+            errors: string[];
         };
         KeyDetail: {
             id: number;
@@ -752,6 +944,173 @@ export interface components {
             /** @description Assigned and not opened yet. */
             new: number;
         };
+        ReportAgreement: {
+            coders: string[];
+            bootstrap_replicates: number;
+            bootstrap_seed: number;
+            /** @description On the four labels. */
+            labels: components["schemas"]["ReportAgreementBlock"];
+            /** @description On covered / not-covered. */
+            binary: components["schemas"]["ReportAgreementBlock"];
+        };
+        ReportAgreementBlock: {
+            layers: components["schemas"]["ReportAgreementRow"][];
+            overall: components["schemas"]["ReportAgreementRow"];
+            cohen_kappa_pairs: components["schemas"]["ReportCohenPair"][];
+        };
+        ReportAgreementRow: {
+            /** @description From 1; null for all layers. */
+            layer: number | null;
+            krippendorff_alpha: components["schemas"]["ReportEstimate"];
+            fleiss_kappa: components["schemas"]["ReportEstimate"];
+            cohen_kappa_mean: components["schemas"]["ReportEstimate"];
+            raw_agreement: components["schemas"]["ReportEstimate"];
+        };
+        ReportCohenPair: {
+            annotators: string[];
+            /** Format: double */
+            value: number | null;
+            n_units: number;
+        };
+        ReportCoverage: {
+            layers: components["schemas"]["ReportCoverageRow"][];
+            overall: components["schemas"]["ReportCoverageRow"];
+        };
+        ReportCoverageRow: {
+            /** @description From 1; null for all layers. */
+            layer: number | null;
+            /** @description Ratings: prefixes × annotations. */
+            n_prefixes: number;
+            covered: number;
+            /** Format: double */
+            share_covered: number | null;
+            n_annotations: number;
+            n_patterns: number;
+            /** Format: double */
+            mean_patterns_per_key: number | null;
+        };
+        ReportEstimate: {
+            /** Format: double */
+            value: number | null;
+            /**
+             * Format: double
+             * @description Bootstrap 95% interval over keys.
+             */
+            low: number | null;
+            /** Format: double */
+            high: number | null;
+            n_units: number;
+        };
+        ReportFigure2: {
+            pooled: components["schemas"]["ReportFigure2Block"];
+            per_annotator: components["schemas"]["ReportFigure2Annotator"][];
+            majority: components["schemas"]["ReportFigure2Block"];
+        };
+        ReportFigure2Annotator: {
+            layers: components["schemas"]["ReportFigure2Row"][];
+            overall: components["schemas"]["ReportFigure2Row"];
+            annotator: string;
+        };
+        ReportFigure2Block: {
+            layers: components["schemas"]["ReportFigure2Row"][];
+            overall: components["schemas"]["ReportFigure2Row"];
+        };
+        ReportFigure2Row: {
+            /** @description From 1; null for all layers. */
+            layer: number | null;
+            /**
+             * Format: double
+             * @description Ratings (pooled, per annotator) or units (majority).
+             */
+            n: number;
+            counts: components["schemas"]["ReportLabelValues"];
+            shares: components["schemas"]["ReportLabelValues"];
+            /** @description Majority: units whose top labels tie. */
+            ties: number;
+        };
+        ReportFilters: {
+            annotators: string[] | null;
+            layers: number[] | null;
+            submitted_only: boolean;
+        };
+        ReportJaccardPair: {
+            annotators: string[];
+            layers: components["schemas"]["ReportJaccardRow"][];
+            overall: components["schemas"]["ReportJaccardRow"];
+        };
+        ReportJaccardRow: {
+            /** @description From 1; null for all layers. */
+            layer: number | null;
+            /** Format: double */
+            mean: number | null;
+            n_keys: number;
+        };
+        ReportLabelValues: {
+            /** Format: double */
+            shallow: number | null;
+            /** Format: double */
+            semantic: number | null;
+            /**
+             * Format: double
+             * @description The label shallow+semantic.
+             */
+            shallow_semantic: number | null;
+            /**
+             * Format: double
+             * @description The label not-covered.
+             */
+            not_covered: number | null;
+        };
+        ReportPatternJaccard: {
+            pairs: components["schemas"]["ReportJaccardPair"][];
+            /** @description Pooled over pairs. */
+            layers: components["schemas"]["ReportJaccardRow"][];
+            overall: components["schemas"]["ReportJaccardRow"];
+        };
+        ReportPerturbation: {
+            layers: components["schemas"]["ReportPerturbationRow"][];
+            overall: components["schemas"]["ReportPerturbationRow"];
+        };
+        ReportPerturbationRow: {
+            /** @description From 1; null for all layers. */
+            layer: number | null;
+            /** @description Keys with a measurement. */
+            n_keys: number;
+            /** Format: double */
+            first: number | null;
+            /** Format: double */
+            last: number | null;
+            /** Format: double */
+            random: number | null;
+        };
+        ReportStudy: {
+            id: number;
+            name: string;
+            model: string;
+            corpus: string;
+            top_k: number;
+        };
+        ReportValueAgreement: {
+            vocab_size: number;
+            /**
+             * Format: double
+             * @description 1/|V|.
+             */
+            random_baseline: number | null;
+            layers: components["schemas"]["ReportValueAgreementRow"][];
+            overall: components["schemas"]["ReportValueAgreementRow"];
+        };
+        ReportValueAgreementRow: {
+            /** @description From 1; null for all layers. */
+            layer: number | null;
+            n_keys: number;
+            next_token_matches: number;
+            /** Format: double */
+            next_token_rate: number | null;
+            trigger_token_matches: number;
+            /** Format: double */
+            trigger_token_rate: number | null;
+        };
         /**
          * @description * `split` - split
          *     * `lines` - lines
@@ -774,9 +1133,42 @@ export interface components {
             created_at: string;
             layers: components["schemas"]["StudyLayer"][];
         };
+        StudyImportRequest: {
+            /**
+             * Format: binary
+             * @description A JSONL export (ffkv.annotations/v1).
+             */
+            file: string;
+            /** @description Default: the file's study.name. */
+            study_name?: string;
+        };
+        StudyImported: {
+            study_id: number;
+            study_name: string;
+            keys: number;
+            prefixes: number;
+            annotations: number;
+            patterns: number;
+            /** @description New inactive annotator accounts. */
+            users_created: string[];
+        };
         StudyLayer: {
             layer: number;
             key_count: number;
+        };
+        StudyReport: {
+            study: components["schemas"]["ReportStudy"];
+            filters: components["schemas"]["ReportFilters"];
+            labels: string[];
+            definitions: {
+                [key: string]: string;
+            };
+            figure2: components["schemas"]["ReportFigure2"];
+            coverage: components["schemas"]["ReportCoverage"];
+            agreement: components["schemas"]["ReportAgreement"];
+            pattern_jaccard: components["schemas"]["ReportPatternJaccard"];
+            value_agreement: components["schemas"]["ReportValueAgreement"];
+            perturbation: components["schemas"]["ReportPerturbation"];
         };
         StudySummary: {
             id: number;
@@ -986,6 +1378,128 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_exports_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportJob"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_exports_download_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export's file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_imports_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["StudyImportRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyImported"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportErrors"];
+                };
+            };
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1296,6 +1810,166 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_exports_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportJobCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportJob"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_report_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Usernames, comma-separated (default: every annotator of the study). */
+                annotators?: string;
+                /** @description Layers (from 1), comma-separated (default: all). */
+                layers?: string;
+                /** @description Only submitted annotations (default), or drafts too. */
+                submitted_only?: boolean;
+            };
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyReport"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "admin_studies_report.csv_retrieve": {
+        parameters: {
+            query?: {
+                /** @description Usernames, comma-separated (default: every annotator of the study). */
+                annotators?: string;
+                /** @description Layers (from 1), comma-separated (default: all). */
+                layers?: string;
+                /** @description Only submitted annotations (default), or drafts too. */
+                submitted_only?: boolean;
+            };
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One number per row: section,view,layer,annotator,metric,value,low,high,n */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
                 };
             };
             400: {
@@ -1949,6 +2623,67 @@ export interface operations {
                 };
             };
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    studies_export_retrieve: {
+        parameters: {
+            query: {
+                /**
+                 * @description The file format.
+                 *
+                 *     * `jsonl` - jsonl
+                 *     * `csv` - csv
+                 *     * `parquet` - parquet
+                 */
+                format: "jsonl" | "csv" | "parquet";
+                /** @description Only these layers (from 1), comma-separated (default: all). */
+                layers?: string;
+            };
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ffkv.annotations/v1, one key a line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jsonl": string;
+                    "text/csv": string;
+                    "application/vnd.apache.parquet": string;
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
