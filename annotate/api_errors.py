@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from django.db import DatabaseError
+from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -13,6 +14,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 logger = logging.getLogger(__name__)
 
 DATABASE_UNAVAILABLE = "The database is unavailable; please retry in a moment."
+QUEUE_UNAVAILABLE = "The task queue is unavailable; please retry in a moment."
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -26,4 +28,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response(
             {"detail": DATABASE_UNAVAILABLE}, status=status.HTTP_503_SERVICE_UNAVAILABLE
         )
+    if isinstance(exc, KombuOperationalError):
+        logger.warning("broker error answered with 503: %s", exc)
+        return Response({"detail": QUEUE_UNAVAILABLE}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     return None

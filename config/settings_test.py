@@ -5,9 +5,7 @@ from pathlib import Path
 
 # Tests keep their runtime data (file-system broker, mining stores) apart from the demo's,
 # so that a message a test queued is never consumed by `make demo`'s worker.
-os.environ.setdefault(
-    "FFKV_DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test")
-)
+os.environ.setdefault("FFKV_DATA_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test"))
 
 from .settings import *  # noqa: F403
 from .settings import REST_FRAMEWORK

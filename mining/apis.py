@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
+from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,6 +19,8 @@ from mining.core import MineConfig, MiningError
 from . import services
 from .models import MiningRun
 from .selectors import mining_run_list, mining_run_progress
+
+QUEUE_UNAVAILABLE = "The task queue is unavailable; the run was not started. Retry later."
 
 
 @extend_schema_serializer(component_name="MiningProgress")
@@ -98,16 +100,21 @@ class MiningRunListCreateApi(APIView):
         data = dict(serializer.validated_data)
         study_name, n_shards = data.pop("study_name"), data.pop("shards")
         try:
-            with transaction.atomic():
-                run = services.mining_run_create(
-                    study_name=study_name,
-                    config=MineConfig(**data),
-                    n_shards=n_shards,
-                    created_by=request.user,
-                )
-                transaction.on_commit(lambda: prepare_run.delay(run.pk))
+            run = services.mining_run_create(
+                study_name=study_name,
+                config=MineConfig(**data),
+                n_shards=n_shards,
+                created_by=request.user,
+            )
         except MiningError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            prepare_run.delay(run.pk)  # the run is committed: the worker will find it
+        except KombuOperationalError:
+            services.mining_run_fail(run=run, error=QUEUE_UNAVAILABLE)
+            return Response(
+                {"detail": QUEUE_UNAVAILABLE}, status=status.HTTP_503_SERVICE_UNAVAILABLE
+            )
         return Response(
             RunOutputSerializer(_run_or_404(run.pk)).data, status=status.HTTP_201_CREATED
         )

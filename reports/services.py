@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError
 from django.utils import timezone
 from django.utils.text import slugify
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from annotate.models import Study
 
@@ -485,13 +486,16 @@ def exports_dir() -> Path:
     return Path(settings.DATA_DIR) / "exports"
 
 
+QUEUE_UNAVAILABLE = "The task queue is unavailable; the export was not started."
+
+
 def export_job_path(job: ExportJob) -> Path | None:
     return exports_dir() / job.file_path if job.file_path else None
 
 
-@transaction.atomic
 def export_job_create(*, study: Study, fmt: str, created_by: Any = None) -> ExportJob:
-    """Create the job and queue it once the transaction commits."""
+    """Create the job, then queue it. When the broker cannot be reached the job is marked
+    failed (so it never waits forever) and the broker's error is raised to the caller."""
     from .tasks import export_study
 
     if fmt not in FORMATS:
@@ -499,7 +503,13 @@ def export_job_create(*, study: Study, fmt: str, created_by: Any = None) -> Expo
     job = ExportJob.objects.create(
         study=study, format=fmt, created_by=created_by, keys_total=export_key_count(study=study)
     )
-    transaction.on_commit(lambda: export_study.delay(job.pk))
+    try:
+        export_study.delay(job.pk)  # the row is committed: the worker will find it
+    except KombuOperationalError:
+        ExportJob.objects.filter(pk=job.pk).update(
+            status=ExportJob.Status.FAILED, error=QUEUE_UNAVAILABLE
+        )
+        raise
     return job
 
 

@@ -5,21 +5,32 @@ import type { User } from './api/types';
 import { AuthProvider } from './auth/AuthContext';
 import { AppHeader } from './components/AppHeader';
 import { RequireAuth } from './components/RequireAuth';
+import { AssignmentKeysPage } from './pages/AssignmentKeysPage';
 import { HomePage } from './pages/HomePage';
+import { KeyWorkspacePage } from './pages/KeyWorkspacePage';
 import { LoginPage } from './pages/LoginPage';
+import { AnnotatorsPage } from './pages/manage/AnnotatorsPage';
+import { BatchPage } from './pages/manage/BatchPage';
+import { ManageLayout } from './pages/manage/ManageLayout';
+import { MiningPage } from './pages/manage/MiningPage';
+import { StudiesPage } from './pages/manage/StudiesPage';
+import { StudyPage } from './pages/manage/StudyPage';
 import { NotFoundPage } from './pages/NotFoundPage';
+import { QueueProvider } from './workspace/QueueContext';
 
 const MAIN_ID = 'main';
 
 /**
  * Routes of the single-page app. The router itself comes from outside
  * (BrowserRouter in main.tsx, MemoryRouter in tests). Django serves this page for
- * every path that is not /api/, /admin/ or /static/.
+ * every path that is not /api/, /admin/ or /static/: the admin's screens live under
+ * /manage, because /admin/ is Django's own admin.
  */
 export function App({ initialUser }: { initialUser?: User | null }) {
   const { t } = useTranslation();
   return (
     <AuthProvider initialUser={initialUser}>
+      <QueueProvider>
       <a className="skip-link" href={`#${MAIN_ID}`}>
         {t('app.skipToContent')}
       </a>
@@ -35,9 +46,40 @@ export function App({ initialUser }: { initialUser?: User | null }) {
               </RequireAuth>
             }
           />
+          <Route
+            path="/assignments/:assignmentId"
+            element={
+              <RequireAuth>
+                <AssignmentKeysPage />
+              </RequireAuth>
+            }
+          />
+          <Route
+            path="/keys/:keyId"
+            element={
+              <RequireAuth>
+                <KeyWorkspacePage />
+              </RequireAuth>
+            }
+          />
+          <Route
+            path="/manage"
+            element={
+              <RequireAuth>
+                <ManageLayout />
+              </RequireAuth>
+            }
+          >
+            <Route index element={<StudiesPage />} />
+            <Route path="studies/:studyId" element={<StudyPage />} />
+            <Route path="studies/:studyId/batches/:batchId" element={<BatchPage />} />
+            <Route path="mining" element={<MiningPage />} />
+            <Route path="annotators" element={<AnnotatorsPage />} />
+          </Route>
           <Route path="*" element={<NotFoundPage />} />
         </Routes>
       </main>
+      </QueueProvider>
     </AuthProvider>
   );
 }

@@ -124,3 +124,13 @@ def test_an_unknown_run_is_a_json_404(carol):
     response = client_for(carol).get("/api/admin/mining-runs/999999/")
     assert response.status_code == 404
     assert "detail" in response.json()
+
+
+def test_an_unreachable_queue_is_a_503_and_the_run_is_marked_failed(carol):
+    from kombu.exceptions import OperationalError
+
+    with mock.patch("mining.tasks.prepare_run.delay", side_effect=OperationalError("down")):
+        response = client_for(carol).post("/api/admin/mining-runs/", BODY, format="json")
+    assert response.status_code == 503
+    assert "queue is unavailable" in response.json()["detail"]
+    assert MiningRun.objects.get().status == "failed"

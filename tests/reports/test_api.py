@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from unittest import mock
 
 import pyarrow.parquet as pq
 import pytest
@@ -124,19 +125,17 @@ def test_a_bad_export_format_is_400(hand_study, carol, query):
     assert response["Content-Type"] == "application/json"
 
 
-def test_an_export_job_runs_and_its_file_downloads(
-    hand_study, carol, settings, tmp_path, django_capture_on_commit_callbacks
-):
+def test_an_export_job_runs_and_its_file_downloads(hand_study, carol, settings, tmp_path):
     settings.DATA_DIR = tmp_path
     client = client_for(carol)
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+    with mock.patch("reports.tasks.export_study.delay") as delay:
         response = client.post(
             f"/api/admin/studies/{hand_study.pk}/exports/", {"format": "jsonl"}, format="json"
         )
     assert response.status_code == 201, response.content
     job = response.json()
     assert (job["status"], job["progress"], job["download_url"]) == ("queued", 0.0, None)
-    assert len(callbacks) == 1  # the task is queued once the row is committed
+    delay.assert_called_once_with(job["id"])
     assert client.get(f"/api/admin/exports/{job['id']}/download").status_code == 409
 
     export_study(job["id"])  # what the worker runs, in this process
@@ -213,3 +212,17 @@ def test_an_upload_without_a_file_is_400(carol):
         "/api/admin/imports/", json.dumps({"file": "x"}), content_type="application/json"
     )
     assert as_json.status_code == 415
+
+
+def test_an_export_job_with_the_queue_down_is_a_503_and_fails(hand_study, carol):
+    from kombu.exceptions import OperationalError
+
+    from reports.models import ExportJob
+
+    with mock.patch("reports.tasks.export_study.delay", side_effect=OperationalError("down")):
+        response = client_for(carol).post(
+            f"/api/admin/studies/{hand_study.pk}/exports/", {"format": "csv"}, format="json"
+        )
+    assert response.status_code == 503
+    assert "unavailable" in response.json()["detail"]
+    assert ExportJob.objects.get().status == ExportJob.Status.FAILED

@@ -1,18 +1,40 @@
 // The one door to the API: same-origin session cookies, JSON in and out, the CSRF
 // token on unsafe methods, and every failure turned into an ApiError.
-import type { Assignment, LoginRequest, User } from './types';
+import type {
+  AdminAnnotator,
+  AnnotationState,
+  Assignment,
+  AssignmentCreateRequest,
+  AssignmentKey,
+  Batch,
+  BatchCreateRequest,
+  BatchProgress,
+  KeyDetail,
+  LoginRequest,
+  MiningRun,
+  MiningRunCreateRequest,
+  NextKey,
+  PatchedPatternUpdateRequest,
+  PatternCreateRequest,
+  StudyDetail,
+  StudySummary,
+  User,
+} from './types';
 
 /** A failed API call. `status` 0 means the request never got an HTTP answer. */
 export class ApiError extends Error {
   readonly status: number;
   /** The server's message (`{"detail": "..."}`), or '' when it sent none. */
   readonly detail: string;
+  /** The parsed JSON body, when there was one (a 409 carries `current`). */
+  readonly body: unknown;
 
-  constructor(status: number, detail: string) {
+  constructor(status: number, detail: string, body?: unknown) {
     super(detail || `HTTP ${status}`);
     this.name = 'ApiError';
     this.status = status;
     this.detail = detail;
+    this.body = body;
   }
 }
 
@@ -79,13 +101,64 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 
   if (response.status === 204) return undefined as T;
   const payload = await readJson(response);
-  if (!response.ok) throw new ApiError(response.status, detailFrom(payload));
+  if (!response.ok) throw new ApiError(response.status, detailFrom(payload), payload);
   return payload as T;
 }
+
+const enc = encodeURIComponent;
 
 export const api = {
   me: () => request<User>('GET', '/api/auth/me/'),
   login: (credentials: LoginRequest) => request<User>('POST', '/api/auth/login/', credentials),
   logout: () => request<void>('POST', '/api/auth/logout/'),
   assignments: () => request<Assignment[]>('GET', '/api/assignments/'),
+  assignmentKeys: (assignmentId: number) =>
+    request<AssignmentKey[]>('GET', `/api/assignments/${assignmentId}/keys/`),
+  /** `undefined` (HTTP 204) when nothing is left to annotate. */
+  nextKey: (assignmentId?: number) =>
+    request<NextKey | undefined>(
+      'GET',
+      assignmentId === undefined ? '/api/next-key/' : `/api/next-key/?assignment=${assignmentId}`,
+    ),
+  key: (keyId: number) => request<KeyDetail>('GET', `/api/keys/${keyId}/`),
+  annotation: (keyId: number) => request<AnnotationState>('GET', `/api/keys/${keyId}/annotation/`),
+  saveNote: (keyId: number, note: string, version: number) =>
+    request<AnnotationState>('PUT', `/api/keys/${keyId}/annotation/`, { note, version }),
+  createPattern: (keyId: number, body: PatternCreateRequest) =>
+    request<AnnotationState>('POST', `/api/keys/${keyId}/patterns/`, body),
+  updatePattern: (keyId: number, patternId: number, body: PatchedPatternUpdateRequest) =>
+    request<AnnotationState>('PATCH', `/api/keys/${keyId}/patterns/${patternId}/`, body),
+  deletePattern: (keyId: number, patternId: number, version: number) =>
+    request<AnnotationState>(
+      'DELETE',
+      `/api/keys/${keyId}/patterns/${patternId}/?version=${enc(String(version))}`,
+    ),
+  submit: (keyId: number, version: number) =>
+    request<AnnotationState>('POST', `/api/keys/${keyId}/submit/`, { version }),
+  reopen: (keyId: number, version: number) =>
+    request<AnnotationState>('POST', `/api/keys/${keyId}/reopen/`, { version }),
+  admin: {
+    studies: () => request<StudySummary[]>('GET', '/api/admin/studies/'),
+    study: (studyId: number) => request<StudyDetail>('GET', `/api/admin/studies/${studyId}/`),
+    updateStudy: (studyId: number, body: { show_value_tokens: boolean }) =>
+      request<StudyDetail>('PATCH', `/api/admin/studies/${studyId}/`, body),
+    batches: (studyId: number) => request<Batch[]>('GET', `/api/admin/studies/${studyId}/batches/`),
+    createBatch: (studyId: number, body: BatchCreateRequest) =>
+      request<Batch>('POST', `/api/admin/studies/${studyId}/batches/`, body),
+    assign: (batchId: number, body: AssignmentCreateRequest) =>
+      request<Batch>('POST', `/api/admin/batches/${batchId}/assignments/`, body),
+    batchProgress: (batchId: number) =>
+      request<BatchProgress>('GET', `/api/admin/batches/${batchId}/progress/`),
+    annotators: () => request<AdminAnnotator[]>('GET', '/api/admin/annotators/'),
+    deactivate: (userId: number, reassignTo: number | string) =>
+      request<unknown>('POST', `/api/admin/annotators/${userId}/deactivate/`, {
+        reassign_to: reassignTo,
+      }),
+    miningRuns: () => request<MiningRun[]>('GET', '/api/admin/mining-runs/'),
+    miningRun: (runId: number) => request<MiningRun>('GET', `/api/admin/mining-runs/${runId}/`),
+    createMiningRun: (body: MiningRunCreateRequest) =>
+      request<MiningRun>('POST', '/api/admin/mining-runs/', body),
+    cancelMiningRun: (runId: number) =>
+      request<MiningRun>('POST', `/api/admin/mining-runs/${runId}/cancel/`),
+  },
 };

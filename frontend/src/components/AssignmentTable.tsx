@@ -1,7 +1,10 @@
 import { useTranslation } from 'react-i18next';
 
 import type { Assignment } from '../api/types';
+import { Link } from 'react-router-dom';
+
 import { ProgressBar } from './ProgressBar';
+import { StartButton } from './StartButton';
 
 export function AssignmentTable({ assignments }: { assignments: Assignment[] }) {
   const { t, i18n } = useTranslation();
@@ -15,6 +18,9 @@ export function AssignmentTable({ assignments }: { assignments: Assignment[] }) 
           <th scope="col">{t('home.study')}</th>
           <th scope="col">{t('home.progress')}</th>
           <th scope="col">{t('home.assigned')}</th>
+          <th scope="col">
+            <span className="visually-hidden">{t('home.actions')}</span>
+          </th>
         </tr>
       </thead>
       <tbody>
@@ -23,7 +29,9 @@ export function AssignmentTable({ assignments }: { assignments: Assignment[] }) 
           const created = new Date(assignment.created_at);
           return (
             <tr key={assignment.id} data-testid="assignment-row">
-              <th scope="row">{assignment.batch_name}</th>
+              <th scope="row">
+                <Link to={`/assignments/${assignment.id}`}>{assignment.batch_name}</Link>
+              </th>
               <td>{assignment.study_name}</td>
               <td>
                 <div className="progress-cell">
@@ -41,6 +49,9 @@ export function AssignmentTable({ assignments }: { assignments: Assignment[] }) 
                 ) : (
                   <time dateTime={assignment.created_at}>{dates.format(created)}</time>
                 )}
+              </td>
+              <td>
+                <StartButton assignment={assignment} />
               </td>
             </tr>
           );

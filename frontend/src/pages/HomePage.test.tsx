@@ -2,6 +2,7 @@ import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
+import { makeKey } from '../test/factories';
 import { alice, carol, json, makeAssignment, mockApi, renderApp } from '../test/utils';
 
 describe('HomePage', () => {
@@ -66,14 +67,33 @@ describe('HomePage', () => {
     expect(screen.getByRole('link', { name: 'Django admin' })).toHaveAttribute('href', '/admin/');
   });
 
-  it('tells staff who do not annotate where to go instead of asking for assignments', () => {
-    const fetchMock = mockApi({});
+  it('sends staff who do not annotate to the management screens', async () => {
+    mockApi({ 'GET /api/admin/studies/': () => json(200, []) });
     renderApp({ user: carol });
-    expect(screen.getByTestId('not-annotator')).toHaveTextContent(
-      'Manage studies, batches and assignments in Django admin.',
-    );
+    expect(await screen.findByRole('heading', { name: 'Studies' })).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Mining runs' })).toHaveAttribute('href', '/manage/mining');
     expect(screen.getByRole('link', { name: 'Django admin' })).toHaveAttribute('href', '/admin/');
-    expect(fetchMock).not.toHaveBeenCalled();
+  });
+
+  it('opens the next key of an assignment from its Start button', async () => {
+    mockApi({
+      'GET /api/assignments/': () => json(200, [makeAssignment({ id: 3, keys_submitted: 0 })]),
+      'GET /api/next-key/?assignment=3': () => json(200, { key_id: 10, assignment_id: 3 }),
+      'GET /api/keys/10/': () => json(200, makeKey()),
+    });
+    renderApp({ user: alice });
+    await userEvent.click(await screen.findByRole('button', { name: 'Start layers 1-4' }));
+    expect(await screen.findByRole('heading', { name: 'Layer 3 · key 42' })).toBeInTheDocument();
+  });
+
+  it('says so when an assignment has nothing left', async () => {
+    mockApi({
+      'GET /api/assignments/': () => json(200, [makeAssignment({ id: 3, keys_submitted: 40 })]),
+      'GET /api/next-key/?assignment=3': () => json(204, null),
+    });
+    renderApp({ user: alice });
+    await userEvent.click(await screen.findByRole('button', { name: 'Continue layers 1-4' }));
+    expect(await screen.findByText('Every key of this batch is submitted.')).toBeInTheDocument();
   });
 
   it('shows an error with a retry when the list cannot load', async () => {

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Link, Navigate } from 'react-router-dom';
 
 import { api, isApiError } from '../api/client';
 import { errorMessage } from '../api/errorMessage';
@@ -17,14 +18,14 @@ type State =
 export function HomePage() {
   const { user } = useAuth();
   const { t } = useTranslation();
+  // Staff land on the management screens; the API would answer 403 to them here.
+  if (user?.is_staff && !user.is_annotator) return <Navigate to="/manage" replace />;
   if (user && !user.is_annotator) {
-    // Staff who do not annotate have no assignments list; the API would answer 403.
     return (
       <section className="home">
         <h1>{t('home.heading')}</h1>
         <div className="card" data-testid="not-annotator">
           <p>{t('home.notAnnotator')}</p>
-          {user.is_staff && <p className="muted">{t('home.notAnnotatorStaff')}</p>}
         </div>
       </section>
     );
@@ -34,7 +35,7 @@ export function HomePage() {
 
 function AssignmentsSection() {
   const { t } = useTranslation();
-  const { refresh } = useAuth();
+  const { refresh, user } = useAuth();
   const [state, setState] = useState<State>({ kind: 'loading' });
 
   const load = useCallback(
@@ -65,6 +66,11 @@ function AssignmentsSection() {
   return (
     <section className="home">
       <h1>{t('home.heading')}</h1>
+      {user?.is_staff && (
+        <p>
+          <Link to="/manage">{t('home.manageLink')}</Link>
+        </p>
+      )}
       {state.kind === 'loading' && <Loading />}
       {state.kind === 'failed' && (
         <div className="card">

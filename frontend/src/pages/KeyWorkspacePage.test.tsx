@@ -1,0 +1,278 @@
+import { act, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import type { AnnotationState, Pattern } from '../api/types';
+import { makeKey, makePrefix, makeState } from '../test/factories';
+import { alice, json, mockApi, renderApp } from '../test/utils';
+
+const PATH = '/keys/10?assignment=3';
+
+function rows() {
+  return screen.getAllByTestId('prefix-row');
+}
+
+function selectedRanks() {
+  return rows()
+    .filter((row) => row.getAttribute('aria-selected') === 'true')
+    .map((row) => Number(row.dataset.rank));
+}
+
+function withPattern(state: AnnotationState, pattern: Partial<Pattern>): AnnotationState {
+  return {
+    ...state,
+    version: state.version + 1,
+    patterns: [
+      ...state.patterns,
+      {
+        id: 50 + state.patterns.length,
+        description: 'p',
+        kind: 'shallow',
+        prefix_ranks: [1, 2, 3],
+        order: state.patterns.length,
+        client_id: null,
+        ...pattern,
+      },
+    ],
+  };
+}
+
+beforeEach(() => {
+  window.sessionStorage.clear();
+});
+
+describe('the key workspace', () => {
+  it('shows the prefixes with the trigger token highlighted, the next token and not-covered labels', async () => {
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+
+    expect(await screen.findByRole('heading', { name: 'Layer 3 · key 42' })).toBeInTheDocument();
+    expect(rows()).toHaveLength(25);
+    const first = rows()[0]!;
+    expect(first.querySelector('mark')).toHaveTextContent('tok1');
+    expect(first).toHaveTextContent('prefix number 1 ends with tok1');
+    expect(first).toHaveTextContent('next1');
+    expect(first).not.toHaveTextContent('and the rest.'); // a causal key has no suffix
+    expect(within(first).getByTestId('prefix-label')).toHaveTextContent('not-covered');
+    expect(screen.getByTestId('not-covered-count')).toHaveTextContent('25 of 25 prefixes not covered');
+    expect(screen.queryByTestId('value-tokens')).not.toBeInTheDocument();
+  });
+
+  it('shows an encoder example as prefix, trigger and greyed suffix, and value tokens when sent', async () => {
+    mockApi({
+      'GET /api/keys/10/': () =>
+        json(200, makeKey({ is_causal: false, value_top_tokens: [{ token: ' Paris', probability: 0.25 }] })),
+    });
+    renderApp({ path: PATH, user: alice });
+    const first = (await screen.findAllByTestId('prefix-row'))[0]!;
+    expect(first.querySelector('.suffix')).toHaveTextContent('and the rest.');
+    expect(screen.getByTestId('value-tokens')).toHaveTextContent('Paris');
+  });
+
+  it('renders markup in corpus text as text', async () => {
+    const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>';
+    mockApi({
+      'GET /api/keys/10/': () =>
+        json(200, makeKey({ prefixes: [makePrefix(1, { text: hostile, trigger_token: 'zzz' })] })),
+    });
+    renderApp({ path: PATH, user: alice });
+    const row = (await screen.findAllByTestId('prefix-row'))[0]!;
+    expect(row).toHaveTextContent(hostile);
+    expect(document.querySelector('main img, main script')).toBeNull();
+  });
+
+  it('selects by click and shift-click, and says why a pattern cannot be added yet', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+
+    const add = screen.getByRole('button', { name: 'Add pattern' });
+    expect(add).toBeDisabled();
+    expect(screen.getByTestId('add-blockers')).toHaveTextContent('Select at least 3 prefixes (0 selected).');
+    expect(screen.getByTestId('add-blockers')).toHaveTextContent('Write a description.');
+    expect(add).toHaveAccessibleDescription(/Select at least 3 prefixes/);
+
+    await user.click(rows()[1]!);
+    await user.keyboard('{Shift>}');
+    await user.click(rows()[4]!);
+    await user.keyboard('{/Shift}');
+    expect(selectedRanks()).toEqual([2, 3, 4, 5]);
+    await user.click(rows()[2]!);
+    expect(selectedRanks()).toEqual([2, 4, 5]);
+
+    expect(screen.getByTestId('add-blockers')).not.toHaveTextContent('Select at least');
+    await user.type(screen.getByLabelText('Pattern description'), 'capital cities');
+    expect(screen.getByTestId('add-blockers')).toHaveTextContent('Pick a kind (1, 2 or 3).');
+    await user.click(screen.getByRole('radio', { name: /^3/ }));
+    expect(add).toBeEnabled();
+    expect(screen.queryByTestId('add-blockers')).not.toBeInTheDocument();
+  });
+
+  it('selects and adds a pattern with the keyboard alone; chips and labels follow', async () => {
+    const user = userEvent.setup();
+    let posted: Record<string, unknown> | null = null;
+    const fetchMock = mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'POST /api/keys/10/patterns/': (init) => {
+        posted = JSON.parse(String(init?.body));
+        return json(
+          201,
+          withPattern(makeState(), {
+            description: 'capital cities',
+            kind: 'semantic',
+            prefix_ranks: [1, 2, 3, 4],
+            client_id: String(posted!.client_id),
+          }),
+        );
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+
+    await user.keyboard('x'); // rank 1
+    await user.keyboard('j{Shift>}{ArrowDown}{ArrowDown}{/Shift}'); // ranks 2-4
+    expect(selectedRanks()).toEqual([1, 2, 3, 4]);
+    await user.keyboard('jk'); // moving alone changes nothing
+    expect(selectedRanks()).toEqual([1, 2, 3, 4]);
+    await user.keyboard('2d');
+    expect(screen.getByLabelText('Pattern description')).toHaveFocus();
+    await user.keyboard('capital cities{Enter}');
+
+    await waitFor(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Saved'));
+    expect(posted).toMatchObject({ description: 'capital cities', kind: 'semantic', prefix_ranks: [1, 2, 3, 4], version: 1 });
+    expect(String(posted!.client_id)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(screen.getAllByTestId('pattern-chip')).toHaveLength(4);
+    expect(within(rows()[0]!).getByTestId('pattern-chip')).toHaveTextContent('P1');
+    expect(within(rows()[0]!).getByTestId('prefix-label')).toHaveTextContent('semantic');
+    expect(within(rows()[4]!).getByTestId('prefix-label')).toHaveTextContent('not-covered');
+    expect(screen.getByTestId('not-covered-count')).toHaveTextContent('21 of 25 prefixes not covered');
+    expect(selectedRanks()).toEqual([]);
+    expect(fetchMock).toHaveBeenCalledTimes(2);
+  });
+
+  it('shows the keyboard help on ? and closes it on Escape', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('?');
+    expect(screen.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeInTheDocument();
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+  });
+
+  it('says offline while the server is unreachable and keeps the pattern on screen', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'POST /api/keys/10/patterns/': () => {
+        throw new TypeError('Failed to fetch');
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('xjxjx1dnumbers{Enter}');
+    await waitFor(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Offline, retrying…'));
+    expect(screen.getByTestId('pattern-item')).toHaveTextContent('not saved yet');
+    const stored = Object.entries(window.localStorage).filter(([key]) => key.startsWith('ffkv.writes.1.'));
+    expect(stored).toHaveLength(1);
+    expect(stored[0]![1]).toContain('numbers');
+  });
+
+  it('replays writes stored by an earlier page load', async () => {
+    window.sessionStorage.setItem('ffkv.tab', 'tab-1');
+    window.localStorage.setItem(
+      'ffkv.writes.1.tab-1',
+      JSON.stringify({
+        beat: Date.now(),
+        writes: [
+          {
+            id: 'w1',
+            keyId: 10,
+            op: { type: 'create', clientId: 'c-1', description: 'left from before', kind: 'shallow', prefixRanks: [1, 2, 3] },
+          },
+        ],
+      }),
+    );
+    let posts = 0;
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/annotation/': () => json(200, makeState()),
+      'POST /api/keys/10/patterns/': (init) => {
+        posts += 1;
+        const body = JSON.parse(String(init?.body));
+        expect(body.client_id).toBe('c-1');
+        return json(201, withPattern(makeState(), { description: 'left from before', client_id: 'c-1' }));
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    expect(await screen.findByText('left from before')).toBeInTheDocument();
+    await waitFor(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Saved'));
+    expect(posts).toBe(1);
+    expect(JSON.parse(window.localStorage.getItem('ffkv.writes.1.tab-1')!).writes).toEqual([]);
+  });
+
+  it('on 409 shows what changed elsewhere and continues from the current state', async () => {
+    const user = userEvent.setup();
+    const theirs = withPattern(makeState(), { id: 90, description: 'added in another tab', prefix_ranks: [5, 6, 7] });
+    const versions: number[] = [];
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'POST /api/keys/10/patterns/': (init) => {
+        const body = JSON.parse(String(init?.body));
+        versions.push(body.version);
+        if (body.version !== theirs.version) {
+          return json(409, { detail: 'This annotation was changed elsewhere.', current: theirs });
+        }
+        return json(201, withPattern(theirs, { id: 91, description: body.description, client_id: body.client_id }));
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('xjxjx1dmine{Enter}');
+
+    const notice = await screen.findByTestId('notice');
+    expect(notice).toHaveTextContent('This key was changed in another tab — reloaded the latest version.');
+    expect(notice).toHaveTextContent('Added there: “added in another tab”');
+    await waitFor(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Saved'));
+    expect(versions).toEqual([1, 2]);
+    const items = screen.getAllByTestId('pattern-item');
+    expect(items.map((item) => item.textContent)).toEqual([
+      expect.stringContaining('added in another tab'),
+      expect.stringContaining('mine'),
+    ]);
+  });
+
+  it('submits and opens the next key', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/11/': () => json(200, makeKey({ id: 11, index: 43, annotation: makeState({ key_id: 11 }) })),
+      'POST /api/keys/10/submit/': () => json(200, makeState({ status: 'submitted', version: 2 })),
+      'GET /api/next-key/?assignment=3': () => json(200, { key_id: 11, assignment_id: 3 }),
+    });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await act(async () => {
+      await user.keyboard('{Control>}{Enter}{/Control}');
+    });
+    expect(await screen.findByRole('heading', { name: 'Layer 3 · key 43' })).toBeInTheDocument();
+  });
+});
+
+describe('loading a key', () => {
+  it('tries again by itself when the server is briefly unavailable', async () => {
+    let calls = 0;
+    mockApi({
+      'GET /api/keys/10/': () =>
+        ++calls === 1
+          ? json(503, { detail: 'The database is unavailable; please retry in a moment.' })
+          : json(200, makeKey()),
+    });
+    renderApp({ path: PATH, user: alice });
+    expect(await screen.findByRole('alert')).toHaveTextContent('The database is unavailable');
+    expect(await screen.findByRole('heading', { name: 'Layer 3 · key 42' }, { timeout: 3_000 })).toBeInTheDocument();
+    expect(calls).toBe(2);
+  });
+});

@@ -1,0 +1,87 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+
+import { makeRun } from '../../test/factories';
+import { carol, json, mockApi, renderApp } from '../../test/utils';
+import { formatDuration } from './MiningPage';
+
+describe('mining runs screen', () => {
+  it('draws a live progress bar with sentences, tokens/s and ETA, polling about every second', async () => {
+    const answers = [
+      makeRun(),
+      makeRun({ progress: { ...makeRun().progress, sentences_done: 500, eta_seconds: 65 } }),
+      makeRun({ status: 'done', progress: { ...makeRun().progress, sentences_done: 1000, eta_seconds: 0 } }),
+    ];
+    let calls = 0;
+    mockApi({
+      'GET /api/admin/mining-runs/': () => json(200, [answers[Math.min(calls++, answers.length - 1)]]),
+    });
+    renderApp({ path: '/manage/mining', user: carol });
+
+    const card = await screen.findByTestId('mining-run');
+    const bar = within(card).getByRole('progressbar', { name: 'Mining progress of wiki-run' });
+    expect(bar).toHaveAttribute('aria-valuenow', '250');
+    expect(bar).toHaveAttribute('aria-valuemax', '1000');
+    expect(within(card).getByTestId('run-sentences')).toHaveTextContent('250 / 1,000 sentences');
+    expect(within(card).getByTestId('run-speed')).toHaveTextContent('1,234 tokens/s');
+    expect(within(card).getByTestId('run-eta')).toHaveTextContent('ETA 2:05');
+    expect(within(card).getByTestId('run-status')).toHaveTextContent('mining');
+
+    await waitFor(() => expect(bar).toHaveAttribute('aria-valuenow', '500'), { timeout: 2_500 });
+    expect(within(card).getByTestId('run-eta')).toHaveTextContent('ETA 1:05');
+    await waitFor(() => expect(within(card).getByTestId('run-status')).toHaveTextContent('done'), {
+      timeout: 2_500,
+    });
+    const settled = calls;
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    expect(calls).toBe(settled); // nothing in progress: no more polling
+    expect(within(card).queryByRole('button', { name: /Cancel/ })).not.toBeInTheDocument();
+  });
+
+  it('cancels a run', async () => {
+    const user = userEvent.setup();
+    let cancelled = false;
+    mockApi({
+      'GET /api/admin/mining-runs/': () =>
+        json(200, [cancelled ? makeRun({ status: 'cancelled', cancel_requested: true }) : makeRun()]),
+      'POST /api/admin/mining-runs/1/cancel/': () => {
+        cancelled = true;
+        return json(200, makeRun({ status: 'cancelled', cancel_requested: true }));
+      },
+    });
+    renderApp({ path: '/manage/mining', user: carol });
+    await user.click(await screen.findByRole('button', { name: 'Cancel the run wiki-run' }));
+    expect(await screen.findByTestId('run-status')).toHaveTextContent('cancelled');
+  });
+
+  it('starts a run from the form', async () => {
+    const user = userEvent.setup();
+    let body: Record<string, unknown> | null = null;
+    mockApi({
+      'GET /api/admin/mining-runs/': () => json(200, body ? [makeRun({ status: 'queued' })] : []),
+      'POST /api/admin/mining-runs/': (init) => {
+        body = JSON.parse(String(init?.body));
+        return json(201, makeRun({ status: 'queued', study_name: 'fresh' }));
+      },
+    });
+    renderApp({ path: '/manage/mining', user: carol });
+    await screen.findByText('No mining runs yet.');
+    await user.type(screen.getByLabelText('Study name'), 'fresh');
+    await user.click(screen.getByRole('button', { name: 'Start mining' }));
+    expect(await screen.findByTestId('run-status')).toHaveTextContent('queued');
+    expect(body).toMatchObject({
+      study_name: 'fresh',
+      model: 'builtin:minilm',
+      corpus: 'builtin:wiki-vital',
+      keys_per_layer: 10,
+      top_k: 25,
+      max_sentences: null,
+    });
+  });
+
+  it('formats durations', () => {
+    expect(formatDuration(5)).toBe('0:05');
+    expect(formatDuration(3725)).toBe('1:02:05');
+  });
+});

@@ -1,0 +1,54 @@
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router-dom';
+
+import { api } from '../../api/client';
+import { Loading } from '../../components/Loading';
+import { useLoad } from './useLoad';
+
+export function StudiesPage() {
+  const { t } = useTranslation();
+  const [state] = useLoad(() => api.admin.studies(), []);
+  return (
+    <section>
+      <h1>{t('manage.studies')}</h1>
+      {state.kind === 'loading' && <Loading />}
+      {state.kind === 'failed' && (
+        <p role="alert" className="alert">
+          {state.message}
+        </p>
+      )}
+      {state.kind === 'loaded' && state.data.length === 0 && (
+        <div className="card">
+          <p>{t('manage.noStudies')}</p>
+          <Link to="/manage/mining">{t('manage.startMining')}</Link>
+        </div>
+      )}
+      {state.kind === 'loaded' && state.data.length > 0 && (
+        <table className="assignments" data-testid="studies">
+          <thead>
+            <tr>
+              <th scope="col">{t('manage.study')}</th>
+              <th scope="col">{t('manage.model')}</th>
+              <th scope="col">{t('manage.corpus')}</th>
+              <th scope="col">{t('manage.keys')}</th>
+              <th scope="col">{t('manage.valueTokens')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {state.data.map((study) => (
+              <tr key={study.id}>
+                <th scope="row">
+                  <Link to={`/manage/studies/${study.id}`}>{study.name}</Link>
+                </th>
+                <td>{study.model_name}</td>
+                <td>{study.corpus}</td>
+                <td>{study.key_count}</td>
+                <td>{study.show_value_tokens ? t('manage.shown') : t('manage.hidden')}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,253 @@
+import { useState } from 'react';
+import type { FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link, useNavigate, useParams } from 'react-router-dom';
+
+import { api } from '../../api/client';
+import { errorMessage } from '../../api/errorMessage';
+import type { BatchCreateRequest, StudyDetail } from '../../api/types';
+import { Loading } from '../../components/Loading';
+import { useLoad } from './useLoad';
+
+export function StudyPage() {
+  const { studyId } = useParams();
+  const id = Number(studyId);
+  const { t } = useTranslation();
+  const [study, , setStudy] = useLoad(() => api.admin.study(id), [id]);
+  const [batches] = useLoad(() => api.admin.batches(id), [id]);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function toggleValueTokens(show: boolean) {
+    if (study.kind !== 'loaded') return;
+    const before = study.data;
+    // Show the choice at once; put it back if the server refuses.
+    setStudy({ kind: 'loaded', data: { ...before, show_value_tokens: show } });
+    setSaving(true);
+    setError(null);
+    try {
+      setStudy({ kind: 'loaded', data: await api.admin.updateStudy(id, { show_value_tokens: show }) });
+    } catch (failure) {
+      setStudy({ kind: 'loaded', data: before });
+      setError(errorMessage(failure, t));
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  if (study.kind === 'loading') return <Loading />;
+  if (study.kind === 'failed') {
+    return (
+      <p role="alert" className="alert">
+        {study.message}
+      </p>
+    );
+  }
+  const data = study.data;
+  return (
+    <section className="stack">
+      <Link to="/manage" className="back-link">
+        {t('manage.backToStudies')}
+      </Link>
+      <h1>{data.name}</h1>
+      <div className="card">
+        <dl className="facts">
+          <dt>{t('manage.model')}</dt>
+          <dd>{data.model_name}</dd>
+          <dt>{t('manage.corpus')}</dt>
+          <dd>{data.corpus}</dd>
+          <dt>{t('manage.shape')}</dt>
+          <dd>{t('manage.shapeValue', { layers: data.n_layers, dff: data.d_ff })}</dd>
+          <dt>{t('manage.topK')}</dt>
+          <dd>{data.top_k}</dd>
+          <dt>{t('manage.keys')}</dt>
+          <dd>{data.key_count}</dd>
+        </dl>
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={data.show_value_tokens}
+            disabled={saving}
+            onChange={(event) => void toggleValueTokens(event.target.checked)}
+          />
+          {t('manage.showValueTokens')}
+        </label>
+        <p className="muted">{t('manage.showValueTokensHint')}</p>
+        {error && (
+          <p role="alert" className="alert">
+            {error}
+          </p>
+        )}
+      </div>
+
+      <h2>{t('manage.batches')}</h2>
+      {batches.kind === 'loading' && <Loading />}
+      {batches.kind === 'failed' && (
+        <p role="alert" className="alert">
+          {batches.message}
+        </p>
+      )}
+      {batches.kind === 'loaded' &&
+        (batches.data.length === 0 ? (
+          <p className="muted">{t('manage.noBatches')}</p>
+        ) : (
+          <table className="assignments" data-testid="batches">
+            <thead>
+              <tr>
+                <th scope="col">{t('manage.batch')}</th>
+                <th scope="col">{t('manage.keys')}</th>
+                <th scope="col">{t('manage.assignedTo')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {batches.data.map((batch) => (
+                <tr key={batch.id}>
+                  <th scope="row">
+                    <Link to={`/manage/studies/${id}/batches/${batch.id}`}>{batch.name}</Link>
+                  </th>
+                  <td>{batch.key_count}</td>
+                  <td>{batch.annotators.map((a) => a.username).join(', ') || '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ))}
+      <BatchForm study={data} />
+    </section>
+  );
+}
+
+type Mode = BatchCreateRequest['mode'];
+
+/** "3:17, 4:2" or one "layer:index" per line → key references. */
+export function parseKeyList(text: string): { layer: number; index: number }[] | null {
+  const parts = text.split(/[\s,;]+/).filter(Boolean);
+  const keys = [];
+  for (const part of parts) {
+    const match = /^(\d+):(\d+)$/.exec(part);
+    if (!match) return null;
+    keys.push({ layer: Number(match[1]), index: Number(match[2]) });
+  }
+  return keys;
+}
+
+function BatchForm({ study }: { study: StudyDetail }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const [name, setName] = useState('');
+  const [mode, setMode] = useState<Mode>('layer');
+  const [layers, setLayers] = useState<number[]>([]);
+  const [n, setN] = useState('10');
+  const [seed, setSeed] = useState('0');
+  const [keyList, setKeyList] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  function toggleLayer(layer: number, on: boolean) {
+    setLayers((current) =>
+      on ? [...current, layer].sort((a, b) => a - b) : current.filter((l) => l !== layer),
+    );
+  }
+
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    setError(null);
+    const body: BatchCreateRequest = { name: name.trim(), mode, seed: Number(seed) || 0 };
+    if (mode === 'layer') {
+      if (layers.length === 0) return setError(t('batchForm.pickLayer'));
+      body.layers = layers;
+    } else if (mode === 'random') {
+      body.n = Number(n);
+      if (layers.length > 0) body.layers = layers;
+    } else {
+      const keys = parseKeyList(keyList);
+      if (!keys || keys.length === 0) return setError(t('batchForm.badList'));
+      body.keys = keys;
+    }
+    setBusy(true);
+    try {
+      const batch = await api.admin.createBatch(study.id, body);
+      navigate(`/manage/studies/${study.id}/batches/${batch.id}`);
+    } catch (failure) {
+      setError(errorMessage(failure, t));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="card form-grid" onSubmit={(event) => void create(event)} aria-labelledby="batch-form-heading">
+      <h2 id="batch-form-heading">{t('batchForm.heading')}</h2>
+      <div className="field">
+        <label htmlFor="batch-name">{t('batchForm.name')}</label>
+        <input id="batch-name" required value={name} onChange={(e) => setName(e.target.value)} />
+      </div>
+      <fieldset>
+        <legend>{t('batchForm.mode')}</legend>
+        {(['layer', 'random', 'list'] as const).map((value) => (
+          <label key={value} className="radio">
+            <input
+              type="radio"
+              name="batch-mode"
+              value={value}
+              checked={mode === value}
+              onChange={() => setMode(value)}
+            />
+            {t(`batchForm.modes.${value}`)}
+          </label>
+        ))}
+      </fieldset>
+      {mode !== 'list' && (
+        <fieldset>
+          <legend>{mode === 'layer' ? t('batchForm.layers') : t('batchForm.layersOptional')}</legend>
+          <div className="layer-choices">
+            {study.layers.map(({ layer, key_count }) => (
+              <label key={layer} className="checkbox">
+                <input
+                  type="checkbox"
+                  checked={layers.includes(layer)}
+                  onChange={(e) => toggleLayer(layer, e.target.checked)}
+                />
+                {t('batchForm.layerOption', { layer, count: key_count })}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+      )}
+      {mode === 'random' && (
+        <div className="inline-fields">
+          <div className="field">
+            <label htmlFor="batch-n">{t('batchForm.n')}</label>
+            <input id="batch-n" type="number" min={1} value={n} onChange={(e) => setN(e.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="batch-seed">{t('batchForm.seed')}</label>
+            <input id="batch-seed" type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.value)} />
+          </div>
+        </div>
+      )}
+      {mode === 'list' && (
+        <div className="field">
+          <label htmlFor="batch-keys">{t('batchForm.keys')}</label>
+          <textarea
+            id="batch-keys"
+            rows={4}
+            value={keyList}
+            placeholder="1:17, 3:402"
+            onChange={(e) => setKeyList(e.target.value)}
+          />
+          <span className="muted">{t('batchForm.keysHint')}</span>
+        </div>
+      )}
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+      <div>
+        <button type="submit" className="primary" disabled={busy}>
+          {t('batchForm.create')}
+        </button>
+      </div>
+    </form>
+  );
+}

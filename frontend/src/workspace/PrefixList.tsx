@@ -1,0 +1,116 @@
+import { forwardRef, useEffect } from 'react';
+import type { Dispatch } from 'react';
+import { useTranslation } from 'react-i18next';
+
+import type { PrefixLabelValue, TriggerPrefix } from '../api/types';
+import type { DisplayPattern } from './labels';
+import { PrefixText } from './PrefixText';
+import type { SelectionAction, SelectionState } from './selection';
+
+interface PrefixListProps {
+  prefixes: readonly TriggerPrefix[];
+  isCausal: boolean;
+  selection: SelectionState;
+  dispatch: Dispatch<SelectionAction>;
+  patterns: readonly DisplayPattern[];
+  labels: ReadonlyMap<number, PrefixLabelValue>;
+  readOnly: boolean;
+}
+
+export function rowId(rank: number): string {
+  return `prefix-${rank}`;
+}
+
+export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function PrefixList(
+  { prefixes, isCausal, selection, dispatch, patterns, labels, readOnly },
+  ref,
+) {
+  const { t, i18n } = useTranslation();
+  const max = Math.max(0, ...prefixes.map((prefix) => prefix.coefficient));
+  const numbers = new Intl.NumberFormat(i18n.language, { maximumFractionDigits: 3 });
+  const cursorRank = prefixes[selection.cursor]?.rank;
+
+  useEffect(() => {
+    if (cursorRank === undefined) return;
+    const row = document.getElementById(rowId(cursorRank));
+    if (row && typeof row.scrollIntoView === 'function') row.scrollIntoView({ block: 'nearest' });
+  }, [cursorRank]);
+
+  return (
+    <div
+      ref={ref}
+      className="prefix-list"
+      role="listbox"
+      aria-multiselectable="true"
+      aria-label={t('workspace.prefixes')}
+      aria-activedescendant={cursorRank === undefined ? undefined : rowId(cursorRank)}
+      aria-readonly={readOnly}
+      tabIndex={0}
+      data-testid="prefix-list"
+    >
+      {prefixes.map((prefix, index) => {
+        const selected = selection.selected.has(prefix.rank);
+        const covering = patterns.filter((pattern) => pattern.prefix_ranks.includes(prefix.rank));
+        const label = labels.get(prefix.rank) ?? 'not-covered';
+        const share = max > 0 ? Math.max(0, prefix.coefficient / max) : 0;
+        return (
+          <div
+            key={prefix.rank}
+            id={rowId(prefix.rank)}
+            role="option"
+            aria-selected={selected}
+            data-testid="prefix-row"
+            data-rank={prefix.rank}
+            className={[
+              'prefix-row',
+              selected ? 'selected' : '',
+              index === selection.cursor ? 'cursor' : '',
+            ].join(' ')}
+            // Keep a shift-click from selecting the page's text.
+            onMouseDown={(event) => event.shiftKey && event.preventDefault()}
+            onClick={(event) =>
+              dispatch({ type: 'click', index, shift: event.shiftKey })
+            }
+          >
+            <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
+              {prefix.rank}
+            </span>
+            <span className="prefix-body">
+              <PrefixText prefix={prefix} isCausal={isCausal} />
+              <span className="next-token" title={t('workspace.nextToken')}>
+                <span className="visually-hidden">{t('workspace.nextToken')}: </span>
+                {'→'}
+                <span className="token">{prefix.next_token}</span>
+              </span>
+            </span>
+            <span className="coefficient" title={t('workspace.coefficient')}>
+              <span className="coef-bar" aria-hidden="true">
+                <span className="coef-fill" style={{ width: `${share * 100}%` }} />
+              </span>
+              <span className="coef-value">{numbers.format(prefix.coefficient)}</span>
+            </span>
+            <span className="row-labels" data-testid="prefix-label" data-label={label}>
+              {covering.length === 0 ? (
+                <span className="not-covered">{t('labels.not-covered')}</span>
+              ) : (
+                <>
+                  {covering.map((pattern) => (
+                    <span
+                      key={pattern.id}
+                      className={`chip pc-${pattern.colour}${pattern.pending ? ' pending' : ''}`}
+                      title={pattern.description}
+                      data-testid="pattern-chip"
+                    >
+                      {t('workspace.patternNumber', { number: pattern.number })}
+                    </span>
+                  ))}
+                  <span className="label-text">{t(`labels.${label}`)}</span>
+                </>
+              )}
+            </span>
+          </div>
+        );
+      })}
+    </div>
+  );
+});

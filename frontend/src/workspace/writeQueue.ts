@@ -1,0 +1,496 @@
+// The annotator's writes, kept until the server has them (DESIGN §4.2, §9: no
+// annotation is ever lost).
+//
+// - Every write is queued first and persisted in localStorage, so a reload or a closed
+//   tab loses nothing: the queue is replayed on the next load.
+// - One write at a time, in order. The version sent is the latest the queue has seen
+//   from the server for that key, read at send time, so queued writes chain.
+// - No answer, 5xx, 503 or 429: keep the write and retry with exponential backoff
+//   (and at once when the browser says it is online again).
+// - Retries are idempotent: a pattern create carries a client-made UUID (the server
+//   answers a retried create with the pattern it already made); a note save of the
+//   same text, a repeated submit or reopen are no-ops on the server; deleting a
+//   pattern that is already gone (404) counts as done.
+// - 409 carries the server's current state: the queue adopts it, tells the screen
+//   (which shows what changed), and carries on from it; writes that no longer apply
+//   (the key was submitted elsewhere, the pattern was deleted elsewhere) are dropped
+//   and handed back to the screen, which puts their text back where it can.
+// - 400 (a rule refused) drops the write and hands back the server's message.
+//
+// Each tab has its own queue in storage (its id lives in sessionStorage, which
+// survives a reload of that tab); a queue whose tab stopped beating is adopted by the
+// next tab that starts, so work left in a closed tab is still sent.
+import { api, isApiError } from '../api/client';
+import type { AnnotationState, PatternKind } from '../api/types';
+
+export interface PatternRef {
+  /** The server's id, when the pattern had one when the write was made. */
+  id?: number;
+  /** The client id of a pattern made here: resolved to the server's id at send time. */
+  clientId?: string | null;
+}
+
+export type WriteOp =
+  | { type: 'note'; note: string }
+  | {
+      type: 'create';
+      clientId: string;
+      description: string;
+      kind: PatternKind;
+      prefixRanks: number[];
+    }
+  | {
+      type: 'update';
+      ref: PatternRef;
+      changes: { description?: string; kind?: PatternKind; prefix_ranks?: number[] };
+    }
+  | { type: 'delete'; ref: PatternRef }
+  | { type: 'submit' }
+  | { type: 'reopen' };
+
+export interface QueuedWrite {
+  id: string;
+  keyId: number;
+  op: WriteOp;
+}
+
+export type SaveStatus = 'saved' | 'saving' | 'offline' | 'error';
+
+export interface QueueSnapshot {
+  status: SaveStatus;
+  writes: readonly QueuedWrite[];
+  /** The server's message while `status` is 'error' (e.g. signed out). */
+  message: string;
+}
+
+export type QueueEvent =
+  | { type: 'applied'; keyId: number; state: AnnotationState; write: QueuedWrite }
+  | {
+      type: 'conflict';
+      keyId: number;
+      previous: AnnotationState | undefined;
+      current: AnnotationState;
+      detail: string;
+      dropped: QueuedWrite[];
+    }
+  | { type: 'rejected'; keyId: number; write: QueuedWrite; message: string };
+
+/** What the queue needs from the network; the real one is `apiTransport`. */
+export interface Transport {
+  fetchState(keyId: number): Promise<AnnotationState>;
+  send(write: QueuedWrite, state: AnnotationState): Promise<AnnotationState>;
+}
+
+export function findPattern<T extends { id: number; client_id?: string | null }>(
+  patterns: readonly T[],
+  ref: PatternRef,
+): T | undefined {
+  return patterns.find(
+    (pattern) =>
+      (ref.id !== undefined && ref.id > 0 && pattern.id === ref.id) ||
+      (!!ref.clientId && pattern.client_id === ref.clientId),
+  );
+}
+
+export const apiTransport: Transport = {
+  fetchState: (keyId) => api.annotation(keyId),
+  async send({ keyId, op }, state) {
+    const version = state.version;
+    switch (op.type) {
+      case 'note':
+        return api.saveNote(keyId, op.note, version);
+      case 'create':
+        return api.createPattern(keyId, {
+          description: op.description,
+          kind: op.kind,
+          prefix_ranks: op.prefixRanks,
+          version,
+          client_id: op.clientId,
+        });
+      case 'update': {
+        const pattern = findPattern(state.patterns, op.ref);
+        if (!pattern) return state; // deleted meanwhile: nothing to change
+        return api.updatePattern(keyId, pattern.id, { ...op.changes, version });
+      }
+      case 'delete': {
+        const pattern = findPattern(state.patterns, op.ref);
+        if (!pattern) return state; // already gone
+        try {
+          return await api.deletePattern(keyId, pattern.id, version);
+        } catch (error) {
+          // A retried delete whose first attempt went through: done.
+          if (isApiError(error) && error.status === 404) return api.annotation(keyId);
+          throw error;
+        }
+      }
+      case 'submit':
+        return api.submit(keyId, version);
+      case 'reopen':
+        return api.reopen(keyId, version);
+    }
+  },
+};
+
+export function newId(): string {
+  if (typeof crypto !== 'undefined' && typeof crypto.randomUUID === 'function') {
+    return crypto.randomUUID();
+  }
+  // RFC 4122 v4 from getRandomValues (randomUUID needs a secure context).
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function isRetryable(status: number): boolean {
+  return status === 0 || status === 408 || status === 429 || status >= 500;
+}
+
+function isAnnotationState(value: unknown): value is AnnotationState {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as AnnotationState).version === 'number' &&
+    Array.isArray((value as AnnotationState).patterns)
+  );
+}
+
+/** A write that only makes sense on a draft (everything but submit and reopen). */
+function needsDraft(write: QueuedWrite): boolean {
+  return write.op.type !== 'submit' && write.op.type !== 'reopen';
+}
+
+interface Stored {
+  writes: QueuedWrite[];
+  beat: number;
+}
+
+export interface WriteQueueOptions {
+  /** Storage keys start with it; one per user, so nobody replays another's writes. */
+  namespace: string;
+  transport?: Transport;
+  storage?: Storage;
+  tabStorage?: Storage;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** A tab that has not beaten for this long is gone; its queue is adopted. */
+  orphanAfterMs?: number;
+  now?: () => number;
+}
+
+const MAX_REBASES = 5;
+const BEAT_MS = 5_000;
+
+export class WriteQueue {
+  private writes: QueuedWrite[] = [];
+  private readonly states = new Map<number, AnnotationState>();
+  private readonly listeners = new Set<(event: QueueEvent) => void>();
+  private readonly watchers = new Set<() => void>();
+  private snapshot: QueueSnapshot = { status: 'saved', writes: [], message: '' };
+  private running = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private beatTimer: ReturnType<typeof setInterval> | null = null;
+  private failures = 0;
+  private rebases = new Map<string, number>();
+  private stopped = false;
+  private readonly transport: Transport;
+  private readonly storage: Storage | null;
+  private readonly storageKey: string;
+  private readonly baseDelay: number;
+  private readonly maxDelay: number;
+  private readonly orphanAfter: number;
+  private readonly now: () => number;
+  private readonly namespace: string;
+
+  constructor(options: WriteQueueOptions) {
+    this.namespace = options.namespace;
+    this.transport = options.transport ?? apiTransport;
+    this.storage = options.storage ?? safeLocalStorage();
+    this.baseDelay = options.baseDelayMs ?? 1_000;
+    this.maxDelay = options.maxDelayMs ?? 30_000;
+    this.orphanAfter = options.orphanAfterMs ?? 3 * BEAT_MS;
+    this.now = options.now ?? Date.now;
+    this.storageKey = `${this.namespace}.${tabId(options.tabStorage ?? safeSessionStorage())}`;
+    this.writes = this.load();
+    this.publish();
+  }
+
+  /** Start sending (and replaying what was stored), and keep this tab's heartbeat. */
+  start(): void {
+    this.stopped = false;
+    this.persist();
+    if (typeof window !== 'undefined') window.addEventListener('online', this.retryNow);
+    this.beatTimer = setInterval(() => this.persist(), BEAT_MS);
+    void this.run();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.beatTimer) clearInterval(this.beatTimer);
+    this.timer = null;
+    this.beatTimer = null;
+    if (typeof window !== 'undefined') window.removeEventListener('online', this.retryNow);
+  }
+
+  // -- reading ---------------------------------------------------------------------
+
+  subscribe = (watcher: () => void): (() => void) => {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  };
+
+  getSnapshot = (): QueueSnapshot => this.snapshot;
+
+  onEvent(listener: (event: QueueEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  pendingFor(keyId: number): QueuedWrite[] {
+    return this.writes.filter((write) => write.keyId === keyId);
+  }
+
+  /** The latest state the server sent for this key, if any. */
+  stateOf(keyId: number): AnnotationState | undefined {
+    return this.states.get(keyId);
+  }
+
+  /** Resolves once nothing of this key waits in the queue. */
+  whenSettled(keyId: number): Promise<void> {
+    if (this.pendingFor(keyId).length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const unsubscribe = this.subscribe(() => {
+        if (this.pendingFor(keyId).length === 0) {
+          unsubscribe();
+          resolve();
+        }
+      });
+    });
+  }
+
+  // -- writing ---------------------------------------------------------------------
+
+  /** Remember a state read from the server; older versions never replace newer ones. */
+  observe(state: AnnotationState): void {
+    const known = this.states.get(state.key_id);
+    if (!known || state.version >= known.version) this.states.set(state.key_id, state);
+  }
+
+  enqueue(keyId: number, op: WriteOp): QueuedWrite {
+    if (op.type === 'note') {
+      // Only the latest text matters: replace a note save that has not left yet.
+      const waiting = this.writes.findIndex(
+        (write, index) =>
+          write.keyId === keyId && write.op.type === 'note' && !(this.running && index === 0),
+      );
+      if (waiting >= 0) {
+        const replaced = { ...this.writes[waiting]!, op };
+        this.writes = this.writes.map((write, index) => (index === waiting ? replaced : write));
+        this.changed();
+        return replaced;
+      }
+    }
+    const write: QueuedWrite = { id: newId(), keyId, op };
+    this.writes = [...this.writes, write];
+    this.changed();
+    void this.run();
+    return write;
+  }
+
+  retryNow = (): void => {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    void this.run();
+  };
+
+  // -- the loop --------------------------------------------------------------------
+
+  private async run(): Promise<void> {
+    if (this.running || this.stopped || this.timer) return;
+    this.running = true;
+    try {
+      while (!this.stopped && this.writes.length > 0) {
+        const write = this.writes[0]!;
+        this.setStatus('saving', '');
+        try {
+          let state = this.states.get(write.keyId);
+          if (!state) {
+            state = await this.transport.fetchState(write.keyId);
+            this.observe(state);
+            state = this.states.get(write.keyId)!;
+          }
+          const result = await this.transport.send(write, state);
+          this.failures = 0;
+          this.rebases.delete(write.id);
+          this.states.set(write.keyId, result);
+          this.remove([write.id]);
+          this.emit({ type: 'applied', keyId: write.keyId, state: result, write });
+        } catch (error) {
+          if (!this.handleFailure(write, error)) return;
+        }
+      }
+      this.setStatus('saved', '');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** True to go on with the next write, false to stop until the retry timer. */
+  private handleFailure(write: QueuedWrite, error: unknown): boolean {
+    const status = isApiError(error) ? error.status : 0;
+    const detail = isApiError(error) ? error.detail : '';
+    if (isRetryable(status) || status === 401 || status === 403) {
+      this.failures += 1;
+      const delay = Math.min(this.maxDelay, this.baseDelay * 2 ** (this.failures - 1));
+      this.setStatus(isRetryable(status) ? 'offline' : 'error', detail);
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        void this.run();
+      }, delay);
+      return false;
+    }
+    if (status === 409) {
+      const body = isApiError(error) ? error.body : undefined;
+      const current = (body as { current?: unknown } | undefined)?.current;
+      if (!isAnnotationState(current)) {
+        // No state to continue from: forget what we knew and read it afresh.
+        this.states.delete(write.keyId);
+        return this.countRebase(write);
+      }
+      const previous = this.states.get(write.keyId);
+      this.states.set(write.keyId, current);
+      let dropped: QueuedWrite[] = [];
+      if (current.status === 'submitted' && needsDraft(write)) {
+        dropped = this.pendingFor(write.keyId).filter(needsDraft);
+      } else if (!this.countRebase(write)) {
+        dropped = [write];
+      }
+      this.remove(dropped.map((each) => each.id));
+      this.emit({ type: 'conflict', keyId: write.keyId, previous, current, detail, dropped });
+      return true;
+    }
+    // 400 (a rule refused) or 404 (the key is no longer ours): this write cannot succeed.
+    this.remove([write.id]);
+    this.emit({ type: 'rejected', keyId: write.keyId, write, message: detail });
+    return true;
+  }
+
+  private countRebase(write: QueuedWrite): boolean {
+    const count = (this.rebases.get(write.id) ?? 0) + 1;
+    this.rebases.set(write.id, count);
+    return count <= MAX_REBASES;
+  }
+
+  private remove(ids: string[]): void {
+    if (ids.length === 0) return;
+    const gone = new Set(ids);
+    this.writes = this.writes.filter((write) => !gone.has(write.id));
+    for (const id of ids) this.rebases.delete(id);
+    this.changed();
+  }
+
+  // -- plumbing --------------------------------------------------------------------
+
+  private emit(event: QueueEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private setStatus(status: SaveStatus, message: string): void {
+    if (this.snapshot.status === status && this.snapshot.message === message) return;
+    this.snapshot = { ...this.snapshot, status, message };
+    for (const watcher of this.watchers) watcher();
+  }
+
+  private changed(): void {
+    this.persist();
+    this.publish();
+  }
+
+  private publish(): void {
+    const status = this.writes.length > 0 && this.snapshot.status === 'saved' ? 'saving' : this.snapshot.status;
+    this.snapshot = { ...this.snapshot, status, writes: this.writes };
+    for (const watcher of this.watchers) watcher();
+  }
+
+  private persist(): void {
+    if (!this.storage) return;
+    try {
+      const stored: Stored = { writes: this.writes, beat: this.now() };
+      this.storage.setItem(this.storageKey, JSON.stringify(stored));
+    } catch {
+      // Storage full or disabled: the writes still live in memory and are sent.
+    }
+  }
+
+  /** This tab's stored writes, plus those of tabs that stopped beating. */
+  private load(): QueuedWrite[] {
+    if (!this.storage) return [];
+    const own = readStored(this.storage, this.storageKey)?.writes ?? [];
+    const adopted: QueuedWrite[] = [];
+    const prefix = `${this.namespace}.`;
+    for (let i = this.storage.length - 1; i >= 0; i--) {
+      const key = this.storage.key(i);
+      if (!key || key === this.storageKey || !key.startsWith(prefix)) continue;
+      const stored = readStored(this.storage, key);
+      if (stored && this.now() - stored.beat < this.orphanAfter) continue; // alive
+      adopted.push(...(stored?.writes ?? []));
+      this.storage.removeItem(key);
+    }
+    const seen = new Set(own.map((write) => write.id));
+    return [...own, ...adopted.filter((write) => !seen.has(write.id))];
+  }
+}
+
+function readStored(storage: Storage, key: string): Stored | null {
+  try {
+    const value: unknown = JSON.parse(storage.getItem(key) ?? 'null');
+    if (value && typeof value === 'object' && Array.isArray((value as Stored).writes)) {
+      const stored = value as Stored;
+      return {
+        beat: typeof stored.beat === 'number' ? stored.beat : 0,
+        writes: stored.writes.filter(
+          (write) =>
+            write &&
+            typeof write.id === 'string' &&
+            typeof write.keyId === 'number' &&
+            typeof write.op?.type === 'string',
+        ),
+      };
+    }
+  } catch {
+    // unreadable: nothing to replay
+  }
+  return null;
+}
+
+const TAB_KEY = 'ffkv.tab';
+
+function tabId(storage: Storage | null): string {
+  try {
+    const existing = storage?.getItem(TAB_KEY);
+    if (existing) return existing;
+    const id = newId();
+    storage?.setItem(TAB_KEY, id);
+    return id;
+  } catch {
+    return newId();
+  }
+}
+
+function safeLocalStorage(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+function safeSessionStorage(): Storage | null {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null;
+  }
+}

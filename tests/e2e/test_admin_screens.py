@@ -1,0 +1,127 @@
+"""The admin's screens under /manage (not /admin/, which is Django's own admin)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.models import Assignment, AssignmentKey, Batch
+from mining.models import MiningRun
+from tests.e2e.conftest import log_in
+from tests.e2e.helpers import patient_expect  # noqa: F401 (an autouse fixture)
+from tests.factories import PASSWORD, StudyFactory, key_with_prefixes
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def broker_queue():
+    """The embedded file-system broker's queue folder (no worker reads it in e2e).
+
+    The messages this test sends are removed afterwards, so that a later demo worker
+    does not pick up a task for a run of the test database.
+    """
+    from config.celery import app, ensure_broker_folders
+
+    ensure_broker_folders()
+    queue = Path(app.conf.broker_transport_options["data_folder_in"])
+    before = set(queue.iterdir())
+    yield lambda: set(queue.iterdir()) - before
+    for message in set(queue.iterdir()) - before:
+        message.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def study_with_two_layers(db):
+    study = StudyFactory(name="tiny-gpt2")
+    for layer in (1, 1, 1, 2, 2):
+        key_with_prefixes(3, study=study, layer=layer)
+    return study
+
+
+def test_staff_land_on_the_admin_screens(page, carol, study_with_two_layers):
+    log_in(page, "carol", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))
+    expect(page.get_by_role("heading", name="Studies")).to_be_visible()
+    expect(page.get_by_role("link", name="tiny-gpt2")).to_be_visible()
+
+
+def test_admin_creates_a_batch_by_layer_and_assigns_it_with_overlap_two(
+    page, carol, alice, bob, study_with_two_layers
+):
+    log_in(page, "carol", PASSWORD)
+    page.get_by_role("link", name="tiny-gpt2").click()
+    page.get_by_label("Batch name").fill("layer one")
+    page.get_by_label("Every key of some layers").check()
+    page.get_by_label("Layer 1 (3 keys)").check()
+    page.get_by_role("button", name="Create batch").click()
+
+    expect(page.get_by_role("heading", name="Batch layer one")).to_be_visible()
+    page.get_by_label("alice").check()
+    page.get_by_label("bob").check()
+    page.get_by_label("Overlap (annotators per key)").fill("2")
+    page.get_by_role("button", name="Assign").click()
+
+    expect(page.get_by_text("Assigned.")).to_be_visible()
+    expect(page.get_by_test_id("batch-annotators")).to_contain_text("alice")
+    expect(page.get_by_test_id("batch-annotators")).to_contain_text("bob")
+    expect(page.get_by_test_id("progress-annotator")).to_have_count(2)
+    expect(page.get_by_test_id("progress-layer")).to_have_count(1)
+
+    batch = Batch.objects.get(name="layer one")
+    assert sorted(batch.keys.values_list("layer", flat=True)) == [1, 1, 1]
+    assert sorted(
+        Assignment.objects.filter(batch=batch).values_list("annotator__username", flat=True)
+    ) == ["alice", "bob"]
+    # Overlap 2 with two annotators: every key goes to both.
+    for username in ("alice", "bob"):
+        assert (
+            AssignmentKey.objects.filter(
+                assignment__batch=batch, assignment__annotator__username=username
+            ).count()
+            == 3
+        )
+
+
+def test_admin_toggles_showing_value_tokens(page, carol, study_with_two_layers):
+    log_in(page, "carol", PASSWORD)
+    page.get_by_role("link", name="tiny-gpt2").click()
+    toggle = page.get_by_label("Show the value's top tokens to annotators")
+    expect(toggle).not_to_be_checked()
+    toggle.check()
+    expect(toggle).to_be_checked()
+    expect(toggle).to_be_enabled()
+    study_with_two_layers.refresh_from_db()
+    assert study_with_two_layers.show_value_tokens is True
+
+
+def test_admin_starts_a_mining_run_and_cancels_it(page, carol, broker_queue):
+    log_in(page, "carol", PASSWORD)
+    page.get_by_role("link", name="Mining runs").click()
+    page.get_by_label("Study name").fill("mined-in-e2e")
+    page.get_by_label("Max sentences").fill("50")
+    page.get_by_role("button", name="Start mining").click()
+
+    run_card = page.get_by_test_id("mining-run").filter(has_text="mined-in-e2e")
+    expect(run_card.get_by_test_id("run-status")).to_have_text("queued")
+    expect(run_card.get_by_role("progressbar")).to_be_visible()
+    run = MiningRun.objects.get(study_name="mined-in-e2e")
+    assert run.status == "queued"
+    assert (run.params["model"], run.params["corpus"]) == ("builtin:minilm", "builtin:wiki-vital")
+    assert run.params["max_sentences"] == 50
+    assert len(broker_queue()) == 1  # the prepare task was sent to the broker
+
+    run_card.get_by_role("button", name="Cancel the run mined-in-e2e").click()
+    expect(run_card.get_by_test_id("run-status")).to_have_text("cancelled")
+    run.refresh_from_db()
+    assert run.status == "cancelled" and run.cancel_requested
+
+
+def test_an_annotator_cannot_use_the_admin_screens(page, alice):
+    log_in(page, "alice", PASSWORD)
+    expect(page.get_by_role("heading", name="My assignments")).to_be_visible()
+    page.goto("/manage")
+    expect(page.get_by_test_id("staff-only")).to_be_visible()

@@ -1,0 +1,161 @@
+"""The annotator's key workspace in a real Chromium (DESIGN §4.3, §9)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.models import Annotation, Pattern, TriggerPrefix
+from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
+    expect_saved,
+    open_first_key,
+    patient_expect,
+    select_rows_with_keyboard,
+)
+from tests.factories import PASSWORD, assigned_batch
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+SCRIPT = "<script>window.__xss=1</script>"
+IMAGE = '<img src=x onerror="window.__xss=1">'
+
+
+def add_pattern_with_keys(page, description: str, kind_key: str = "1") -> None:
+    select_rows_with_keyboard(page, 3)
+    page.keyboard.press(kind_key)
+    page.keyboard.press("d")
+    page.keyboard.type(description)
+    page.keyboard.press("Enter")
+
+
+def test_two_annotators_label_the_same_key_blind(page, browser, live_server, alice, bob):
+    _batch, (key,) = assigned_batch([alice, bob], n_keys=1, name="shared")
+
+    open_first_key(page, "alice", PASSWORD, "shared")
+    add_pattern_with_keys(page, "alice sees numbers")
+    expect(page.get_by_test_id("pattern-item")).to_have_count(1)
+    expect_saved(page)
+
+    bob_context = browser.new_context(base_url=live_server.url, locale="en-US")
+    try:
+        bob_page = bob_context.new_page()
+        bob_page.set_default_timeout(15_000)
+        open_first_key(bob_page, "bob", PASSWORD, "shared")
+        expect(bob_page.get_by_text("No patterns yet.")).to_be_visible()
+        expect(bob_page.get_by_text("alice sees numbers")).to_have_count(0)
+        expect(bob_page.get_by_test_id("not-covered-count")).to_have_text(
+            "25 of 25 prefixes not covered"
+        )
+        add_pattern_with_keys(bob_page, "bob sees dates", kind_key="2")
+        expect_saved(bob_page)
+    finally:
+        bob_context.close()
+
+    page.reload()
+    expect(page.get_by_text("alice sees numbers")).to_be_visible()
+    expect(page.get_by_text("bob sees dates")).to_have_count(0)
+    assert sorted(
+        Pattern.objects.filter(annotation__key=key).values_list(
+            "annotation__annotator__username", "description"
+        )
+    ) == [("alice", "alice sees numbers"), ("bob", "bob sees dates")]
+
+
+def test_annotator_completes_a_key_with_the_keyboard_only(page, alice):
+    _batch, keys = assigned_batch([alice], n_keys=2, name="keyboard")
+    open_first_key(page, "alice", PASSWORD, "keyboard")
+    first_url = page.url
+
+    expect(page.get_by_test_id("add-blockers")).to_contain_text("Select at least 3 prefixes")
+    select_rows_with_keyboard(page, 3)
+    expect(page.get_by_test_id("selected-count")).to_contain_text("3 prefixes selected")
+    page.keyboard.press("2")
+    expect(page.get_by_role("radio", name=re.compile(r"^2?\s*semantic$"))).to_be_checked()
+    page.keyboard.press("d")
+    expect(page.get_by_label("Pattern description")).to_be_focused()
+    page.keyboard.type("years and dates")
+    page.keyboard.press("Escape")  # back to the prefix list; Enter there adds as well
+    page.keyboard.press("a")
+
+    expect(page.get_by_test_id("pattern-item")).to_have_count(1)
+    expect(page.get_by_test_id("pattern-chip")).to_have_count(3)
+    expect(page.get_by_test_id("not-covered-count")).to_have_text("22 of 25 prefixes not covered")
+    expect_saved(page)
+
+    page.keyboard.press("Control+Enter")
+    expect(page).not_to_have_url(first_url)
+    # The next key is open (its GET made the draft) before the test reads the database:
+    # SQLite's shared in-memory database locks a table that the server is writing.
+    expect(page.get_by_text("No patterns yet.")).to_be_visible()
+    expect(page.get_by_test_id("prefix-row")).to_have_count(25)
+    expect_saved(page)
+
+    done = Annotation.objects.get(annotator=alice, status=Annotation.Status.SUBMITTED)
+    pattern = done.patterns.get()
+    assert (pattern.description, pattern.kind) == ("years and dates", "semantic")
+    assert sorted(pattern.prefixes.values_list("rank", flat=True)) == [1, 2, 3]
+    assert page.url.split("/keys/")[1].split("?")[0] == str(
+        ({key.pk for key in keys} - {done.key_id}).pop()
+    )
+
+
+def test_keyboard_help_opens_on_question_mark(page, alice):
+    assigned_batch([alice], name="help")
+    open_first_key(page, "alice", PASSWORD, "help")
+    page.keyboard.press("?")
+    dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+
+
+def test_markup_in_a_prefix_stays_inert_text(page, alice):
+    _batch, (key,) = assigned_batch([alice], name="hostile")
+    TriggerPrefix.objects.filter(key=key, rank=1).update(text=f"before {SCRIPT} after")
+    TriggerPrefix.objects.filter(key=key, rank=2).update(text=f"look {IMAGE} here")
+    open_first_key(page, "alice", PASSWORD, "hostile")
+
+    expect(page.get_by_text(SCRIPT)).to_be_visible()
+    expect(page.get_by_text(IMAGE)).to_be_visible()
+    page.wait_for_timeout(300)  # an onerror handler would have run by now
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert page.locator("main img").count() == 0
+    assert page.locator("main script").count() == 0
+
+
+def test_a_write_made_offline_is_saved_once_the_server_is_back(page, alice):
+    _batch, (key,) = assigned_batch([alice], name="flaky")
+    open_first_key(page, "alice", PASSWORD, "flaky")
+
+    page.context.set_offline(True)
+    add_pattern_with_keys(page, "made offline")
+    expect(page.get_by_test_id("save-state")).to_have_text("Offline, retrying…")
+    # The pattern shows at once, marked as not saved yet.
+    expect(page.get_by_test_id("pattern-item")).to_contain_text("not saved yet")
+    page.wait_for_timeout(1_500)  # a few failed retries
+    assert not Pattern.objects.filter(annotation__key=key).exists()
+
+    page.context.set_offline(False)
+    expect_saved(page)
+    expect(page.get_by_test_id("pattern-item")).not_to_contain_text("not saved yet")
+    assert Pattern.objects.filter(annotation__key=key, description="made offline").count() == 1
+
+
+def test_a_write_queued_when_the_api_is_down_survives_a_reload(page, alice):
+    _batch, (key,) = assigned_batch([alice], name="reload")
+    open_first_key(page, "alice", PASSWORD, "reload")
+
+    # Only the writes fail, so that the reload's reads are not caught by a late abort.
+    page.route("**/api/keys/*/patterns/", lambda route: route.abort())
+    add_pattern_with_keys(page, "kept across reload")
+    expect(page.get_by_test_id("save-state")).to_have_text("Offline, retrying…")
+    page.unroute("**/api/keys/*/patterns/")
+    # Reload before the retry timer fires: the queue in localStorage is replayed.
+    page.reload()
+    expect(page.get_by_text("kept across reload")).to_be_visible(timeout=15_000)
+    expect_saved(page)
+    assert (
+        Pattern.objects.filter(annotation__key=key, description="kept across reload").count() == 1
+    )
