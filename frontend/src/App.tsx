@@ -13,6 +13,7 @@ import { AnnotatorsPage } from './pages/manage/AnnotatorsPage';
 import { BatchPage } from './pages/manage/BatchPage';
 import { ManageLayout } from './pages/manage/ManageLayout';
 import { MiningPage } from './pages/manage/MiningPage';
+import { ReportPage } from './pages/manage/report/ReportPage';
 import { StudiesPage } from './pages/manage/StudiesPage';
 import { StudyPage } from './pages/manage/StudyPage';
 import { NotFoundPage } from './pages/NotFoundPage';
@@ -73,6 +74,7 @@ export function App({ initialUser }: { initialUser?: User | null }) {
             <Route index element={<StudiesPage />} />
             <Route path="studies/:studyId" element={<StudyPage />} />
             <Route path="studies/:studyId/batches/:batchId" element={<BatchPage />} />
+            <Route path="studies/:studyId/report" element={<ReportPage />} />
             <Route path="mining" element={<MiningPage />} />
             <Route path="annotators" element={<AnnotatorsPage />} />
           </Route>

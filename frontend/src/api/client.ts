@@ -9,6 +9,8 @@ import type {
   Batch,
   BatchCreateRequest,
   BatchProgress,
+  ExportFormat,
+  ExportJob,
   KeyDetail,
   LoginRequest,
   MiningRun,
@@ -17,6 +19,8 @@ import type {
   PatchedPatternUpdateRequest,
   PatternCreateRequest,
   StudyDetail,
+  StudyImported,
+  StudyReport,
   StudySummary,
   User,
 } from './types';
@@ -80,7 +84,9 @@ async function readJson(response: Response): Promise<unknown> {
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const upper = method.toUpperCase();
   const headers: Record<string, string> = { Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  // A FormData body (a file upload) sets its own multipart Content-Type and boundary.
+  const isForm = typeof FormData !== 'undefined' && body instanceof FormData;
+  if (body !== undefined && !isForm) headers['Content-Type'] = 'application/json';
   if (!SAFE_METHODS.has(upper)) {
     // Django rotates the token at login, so read the cookie on every request.
     const token = readCookie('csrftoken');
@@ -93,7 +99,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       method: upper,
       headers,
       credentials: 'same-origin',
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : isForm ? (body as FormData) : JSON.stringify(body),
     });
   } catch {
     throw new ApiError(0, '');
@@ -106,6 +112,38 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 }
 
 const enc = encodeURIComponent;
+
+/** The report's filters; `null` (or an empty list) means "all". */
+export interface ReportQuery {
+  annotators: readonly string[] | null;
+  layers: readonly number[] | null;
+  submittedOnly: boolean;
+}
+
+/**
+ * The query string of a report request ('' for the defaults): `annotators=a,b`,
+ * `layers=1,2` (sorted), `submitted_only=false` when drafts count too.
+ */
+export function reportQueryString(query: ReportQuery): string {
+  const parts: string[] = [];
+  if (query.annotators && query.annotators.length > 0) {
+    parts.push(`annotators=${query.annotators.map(enc).join(',')}`);
+  }
+  if (query.layers && query.layers.length > 0) {
+    parts.push(`layers=${[...query.layers].sort((a, b) => a - b).join(',')}`);
+  }
+  if (!query.submittedOnly) parts.push('submitted_only=false');
+  return parts.length > 0 ? `?${parts.join('&')}` : '';
+}
+
+/** Addresses the browser opens itself (downloads), not fetched as JSON. */
+export const urls = {
+  reportCsv: (studyId: number, query: ReportQuery) =>
+    `/api/admin/studies/${studyId}/report.csv${reportQueryString(query)}`,
+  export: (studyId: number, format: ExportFormat) =>
+    `/api/studies/${studyId}/export?format=${enc(format)}`,
+  exportDownload: (jobId: number) => `/api/admin/exports/${jobId}/download`,
+};
 
 export const api = {
   me: () => request<User>('GET', '/api/auth/me/'),
@@ -160,5 +198,17 @@ export const api = {
       request<MiningRun>('POST', '/api/admin/mining-runs/', body),
     cancelMiningRun: (runId: number) =>
       request<MiningRun>('POST', `/api/admin/mining-runs/${runId}/cancel/`),
+    report: (studyId: number, query: ReportQuery) =>
+      request<StudyReport>('GET', `/api/admin/studies/${studyId}/report/${reportQueryString(query)}`),
+    createExport: (studyId: number, format: ExportFormat) =>
+      request<ExportJob>('POST', `/api/admin/studies/${studyId}/exports/`, { format }),
+    exportJob: (jobId: number) => request<ExportJob>('GET', `/api/admin/exports/${jobId}/`),
+    /** A 400 carries `ImportErrors` (`{detail, errors[]}`) in the ApiError's body. */
+    importStudy: (file: File, studyName?: string) => {
+      const form = new FormData();
+      form.append('file', file);
+      if (studyName) form.append('study_name', studyName);
+      return request<StudyImported>('POST', '/api/admin/imports/', form);
+    },
   },
 };

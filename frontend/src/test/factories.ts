@@ -1,4 +1,14 @@
-import type { AnnotationState, KeyDetail, MiningRun, TriggerPrefix } from '../api/types';
+import type {
+  AnnotationState,
+  ExportJob,
+  KeyDetail,
+  MiningRun,
+  ReportEstimate,
+  ReportFigure2Row,
+  StudyDetail,
+  StudyReport,
+  TriggerPrefix,
+} from '../api/types';
 
 export function makeState(overrides: Partial<AnnotationState> = {}): AnnotationState {
   return {
@@ -70,6 +80,182 @@ export function makeRun(overrides: Partial<MiningRun> = {}): MiningRun {
       shards_done: 0,
       shards_total: 2,
     },
+    ...overrides,
+  };
+}
+
+type Row = ReportFigure2Row;
+
+function figureRow(layer: number | null, shares: [number, number, number, number], n: number): Row {
+  const [shallow, semantic, shallow_semantic, not_covered] = shares;
+  return {
+    layer,
+    n,
+    ties: 0,
+    shares: { shallow, semantic, shallow_semantic, not_covered },
+    counts: {
+      shallow: shallow * n,
+      semantic: semantic * n,
+      shallow_semantic: shallow_semantic * n,
+      not_covered: not_covered * n,
+    },
+  };
+}
+
+function estimate(value: number | null, low: number | null = null, high: number | null = null): ReportEstimate {
+  return { value, low, high, n_units: 10 };
+}
+
+/**
+ * A two-layer report (layers 1 and 2) of alice and bob. Layer 1 pooled shares are
+ * 0.4 / 0.2 / 0.1 / 0.3, layer 2 0.1 / 0.5 / 0 / 0.4; overall 0.25 / 0.35 / 0.05 / 0.35.
+ */
+export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
+  const layers = [
+    figureRow(1, [0.4, 0.2, 0.1, 0.3], 10),
+    figureRow(2, [0.1, 0.5, 0, 0.4], 10),
+  ];
+  const overall = figureRow(null, [0.25, 0.35, 0.05, 0.35], 20);
+  const agreementRow = (layer: number | null) => ({
+    layer,
+    krippendorff_alpha: estimate(0.743, 0.612, 0.851),
+    fleiss_kappa: estimate(0.21, 0.1, 0.3),
+    cohen_kappa_mean: estimate(0.5),
+    raw_agreement: estimate(0.8, 0.7, 0.9),
+  });
+  const block = (rows: Row[], all: Row) => ({ layers: rows, overall: all });
+  return {
+    study: { id: 7, name: 'demo', model: 'gpt2', corpus: 'wiki', top_k: 25 },
+    filters: { annotators: null, layers: null, submitted_only: true },
+    labels: ['shallow', 'semantic', 'shallow+semantic', 'not-covered'],
+    definitions: { unit: 'a (key, prefix rank) cell' },
+    figure2: {
+      pooled: block(layers, overall),
+      majority: block(
+        [figureRow(1, [0.5, 0.5, 0, 0], 5), figureRow(2, [0, 0, 0, 1], 5)],
+        { ...figureRow(null, [0.25, 0.25, 0, 0.5], 10), ties: 2 },
+      ),
+      per_annotator: [
+        { annotator: 'alice', ...block([figureRow(1, [1, 0, 0, 0], 5), figureRow(2, [0, 1, 0, 0], 5)], figureRow(null, [0.5, 0.5, 0, 0], 10)) },
+        { annotator: 'bob', ...block([figureRow(1, [0, 0, 0, 1], 5), figureRow(2, [0, 0, 1, 0], 5)], figureRow(null, [0, 0, 0.5, 0.5], 10)) },
+      ],
+    },
+    coverage: {
+      layers: [1, 2].map((layer) => ({
+        layer,
+        n_prefixes: 10,
+        covered: 7,
+        share_covered: 0.7,
+        n_annotations: 2,
+        n_patterns: 7,
+        mean_patterns_per_key: 3.5,
+      })),
+      overall: {
+        layer: null,
+        n_prefixes: 20,
+        covered: 14,
+        share_covered: 0.7,
+        n_annotations: 4,
+        n_patterns: 14,
+        mean_patterns_per_key: 3.5,
+      },
+    },
+    agreement: {
+      coders: ['alice', 'bob'],
+      bootstrap_replicates: 1000,
+      bootstrap_seed: 0,
+      labels: {
+        layers: [agreementRow(1), agreementRow(2)],
+        overall: agreementRow(null),
+        cohen_kappa_pairs: [{ annotators: ['alice', 'bob'], value: 0.5, n_units: 10 }],
+      },
+      binary: {
+        layers: [agreementRow(1), agreementRow(2)],
+        overall: agreementRow(null),
+        cohen_kappa_pairs: [],
+      },
+    },
+    pattern_jaccard: {
+      pairs: [
+        {
+          annotators: ['alice', 'bob'],
+          layers: [
+            { layer: 1, mean: 0.6, n_keys: 1 },
+            { layer: 2, mean: null, n_keys: 0 },
+          ],
+          overall: { layer: null, mean: 0.6, n_keys: 1 },
+        },
+      ],
+      layers: [
+        { layer: 1, mean: 0.6, n_keys: 1 },
+        { layer: 2, mean: null, n_keys: 0 },
+      ],
+      overall: { layer: null, mean: 0.6, n_keys: 1 },
+    },
+    value_agreement: {
+      vocab_size: 50257,
+      random_baseline: 1 / 50257,
+      layers: [1, 2].map((layer) => ({
+        layer,
+        n_keys: 2,
+        next_token_matches: 1,
+        next_token_rate: 0.5,
+        trigger_token_matches: 0,
+        trigger_token_rate: 0,
+      })),
+      overall: {
+        layer: null,
+        n_keys: 4,
+        next_token_matches: 2,
+        next_token_rate: 0.5,
+        trigger_token_matches: 0,
+        trigger_token_rate: 0,
+      },
+    },
+    perturbation: {
+      layers: [1, 2].map((layer) => ({ layer, n_keys: 0, first: null, last: null, random: null })),
+      overall: { layer: null, n_keys: 0, first: null, last: null, random: null },
+    },
+    ...overrides,
+  };
+}
+
+export function makeStudy(overrides: Partial<StudyDetail> = {}): StudyDetail {
+  return {
+    id: 7,
+    name: 'demo',
+    model_name: 'gpt2',
+    corpus: 'wiki',
+    top_k: 25,
+    seed: 0,
+    n_layers: 2,
+    d_ff: 3072,
+    is_causal: true,
+    show_value_tokens: false,
+    key_count: 4,
+    created_at: '2025-03-01T09:30:00Z',
+    layers: [
+      { layer: 1, key_count: 2 },
+      { layer: 2, key_count: 2 },
+    ],
+    ...overrides,
+  };
+}
+
+export function makeExportJob(overrides: Partial<ExportJob> = {}): ExportJob {
+  return {
+    id: 5,
+    study_id: 7,
+    format: 'jsonl',
+    status: 'queued',
+    progress: 0,
+    keys_done: 0,
+    keys_total: 4,
+    error: '',
+    created_at: '2025-03-01T09:30:00Z',
+    started_at: null,
+    finished_at: null,
+    download_url: null,
     ...overrides,
   };
 }

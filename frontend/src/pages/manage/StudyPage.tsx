@@ -49,7 +49,12 @@ export function StudyPage() {
       <Link to="/manage" className="back-link">
         {t('manage.backToStudies')}
       </Link>
-      <h1>{data.name}</h1>
+      <div className="section-head">
+        <h1>{data.name}</h1>
+        <Link to={`/manage/studies/${id}/report`} data-testid="report-link">
+          {t('report.open')}
+        </Link>
+      </div>
       <div className="card">
         <dl className="facts">
           <dt>{t('manage.model')}</dt>

@@ -1,0 +1,140 @@
+import { render } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+
+import type { ReportFigure2Row } from '../../../api/types';
+import { makeReport } from '../../../test/factories';
+import { chartSize, Figure2Chart, LABELS, PLOT_HEIGHT } from './Figure2Chart';
+import type { ChartBar, ChartLabel } from './Figure2Chart';
+import { safeFileName, serializeSvg } from './svgExport';
+
+const labelNames = Object.fromEntries(LABELS.map(({ label }) => [label, label])) as Record<
+  ChartLabel,
+  string
+>;
+
+function barsOf(rows: ReportFigure2Row[], overall: ReportFigure2Row): ChartBar[] {
+  return [
+    ...rows.map((row) => ({ name: `L${row.layer}`, longName: `Layer ${row.layer}`, row })),
+    { name: 'All', longName: 'All layers', row: overall, overall: true },
+  ];
+}
+
+function renderChart(bars: ChartBar[]) {
+  const result = render(
+    <Figure2Chart
+      bars={bars}
+      title="Figure 2"
+      labelNames={labelNames}
+      axisTitle="Share"
+      emptyText="no data"
+      formatShare={(share) => `${(share * 100).toFixed(1)}%`}
+    />,
+  );
+  const svg = result.container.querySelector('svg');
+  if (!svg) throw new Error('no <svg>');
+  return svg;
+}
+
+describe('Figure 2 chart', () => {
+  it('draws one stacked bar per layer plus the overall bar, segment heights matching the shares', () => {
+    const pooled = makeReport().figure2.pooled;
+    const svg = renderChart(barsOf(pooled.layers, pooled.overall));
+    const bars = svg.querySelectorAll('g.bar');
+    expect(bars).toHaveLength(3);
+
+    const expected = [...pooled.layers, pooled.overall];
+    bars.forEach((bar, i) => {
+      const row = expected[i]!;
+      expect(bar.getAttribute('data-layer')).toBe(row.layer === null ? 'all' : String(row.layer));
+      const segments = Array.from(bar.querySelectorAll('rect.bar-segment'));
+      // Zero shares draw nothing (layer 2 has no shallow+semantic).
+      const nonZero = LABELS.filter(({ key }) => (row.shares[key] ?? 0) > 0);
+      expect(segments.map((s) => s.getAttribute('data-label'))).toEqual(nonZero.map((l) => l.label));
+      let bottom = PLOT_HEIGHT;
+      for (const segment of segments) {
+        const label = LABELS.find((l) => l.label === segment.getAttribute('data-label'))!;
+        const height = Number(segment.getAttribute('height'));
+        const y = Number(segment.getAttribute('y'));
+        expect(height).toBeCloseTo((row.shares[label.key] ?? 0) * PLOT_HEIGHT, 6);
+        // Stacked: each segment sits right on the one below.
+        expect(y + height).toBeCloseTo(bottom, 6);
+        bottom = y;
+      }
+      // The shares sum to 1: the stack fills the plot.
+      expect(bottom).toBeCloseTo(0, 6);
+    });
+  });
+
+  it('layer 1 of the example: 40% shallow is 40% of the plot height', () => {
+    const pooled = makeReport().figure2.pooled;
+    const svg = renderChart(barsOf(pooled.layers, pooled.overall));
+    const shallow = svg.querySelector('g.bar[data-layer="1"] rect[data-label="shallow"]');
+    expect(Number(shallow?.getAttribute('height'))).toBeCloseTo(0.4 * PLOT_HEIGHT, 6);
+    const notCovered = svg.querySelector('g.bar[data-layer="2"] rect[data-label="not-covered"]');
+    expect(Number(notCovered?.getAttribute('height'))).toBeCloseTo(0.4 * PLOT_HEIGHT, 6);
+  });
+
+  it('draws an empty bar (no segments) for a layer without ratings', () => {
+    const empty: ReportFigure2Row = {
+      layer: 3,
+      n: 0,
+      ties: 0,
+      counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 },
+      shares: { shallow: null, semantic: null, shallow_semantic: null, not_covered: null },
+    };
+    const pooled = makeReport().figure2.pooled;
+    const svg = renderChart(barsOf([...pooled.layers, empty], pooled.overall));
+    const bar = svg.querySelector('g.bar[data-layer="3"]');
+    expect(bar?.querySelectorAll('rect.bar-segment')).toHaveLength(0);
+    expect(bar).toHaveTextContent('no data');
+  });
+});
+
+describe('chart size', () => {
+  it('grows with the bars and is never narrower than its title', () => {
+    expect(chartSize(5).width).toBeGreaterThan(chartSize(3).width);
+    const short = chartSize(3, 'x').width;
+    const long = chartSize(3, 'a rather long title for a chart of only three bars, really').width;
+    expect(long).toBeGreaterThan(short);
+    // Wide characters count more than Latin ones.
+    expect(chartSize(1, '图'.repeat(40)).width).toBeGreaterThan(chartSize(1, 'x'.repeat(40)).width);
+  });
+});
+
+describe('SVG serialiser', () => {
+  it('writes a standalone SVG document that parses, with the namespace and every bar', () => {
+    const pooled = makeReport().figure2.pooled;
+    const svg = renderChart(barsOf(pooled.layers, pooled.overall));
+    const text = serializeSvg(svg);
+
+    expect(text.startsWith('<?xml')).toBe(true);
+    expect(text).toContain('xmlns="http://www.w3.org/2000/svg"');
+    expect(text).not.toContain('data-testid');
+
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    expect(doc.getElementsByTagName('parsererror')).toHaveLength(0);
+    const root = doc.documentElement;
+    expect(root.localName).toBe('svg');
+    expect(root.namespaceURI).toBe('http://www.w3.org/2000/svg');
+    expect(Number(root.getAttribute('width'))).toBeGreaterThan(0);
+    expect(Number(root.getAttribute('height'))).toBeGreaterThan(0);
+
+    const bars = Array.from(root.getElementsByTagName('g')).filter(
+      (g) => g.getAttribute('class') === 'bar',
+    );
+    expect(bars).toHaveLength(3);
+    const segments = Array.from(root.getElementsByTagName('rect')).filter(
+      (r) => r.getAttribute('class') === 'bar-segment',
+    );
+    // 4 + 3 (layer 2 has no shallow+semantic) + 4
+    expect(segments).toHaveLength(11);
+    // The page's own copy is untouched.
+    expect(svg.querySelector('[data-testid]')).not.toBeNull();
+  });
+
+  it('makes safe file names', () => {
+    expect(safeFileName('hand study / v2')).toBe('hand-study-v2');
+    expect(safeFileName('  ')).toBe('study');
+    expect(safeFileName('研究 1')).toBe('研究-1');
+  });
+});

@@ -1,0 +1,218 @@
+import type { Ref } from 'react';
+
+import type { ReportFigure2Row, ReportLabelValues } from '../../../api/types';
+
+/** The four labels, bottom to top in each bar, with the report's field names. */
+export const LABELS = [
+  { key: 'shallow', label: 'shallow', color: '#3d6fb6' },
+  { key: 'semantic', label: 'semantic', color: '#e07b28' },
+  { key: 'shallow_semantic', label: 'shallow+semantic', color: '#4c9a5a' },
+  { key: 'not_covered', label: 'not-covered', color: '#b9b4ae' },
+] as const satisfies ReadonlyArray<{ key: keyof ReportLabelValues; label: string; color: string }>;
+
+export type ChartLabel = (typeof LABELS)[number]['label'];
+
+// Geometry, in SVG user units. The chart is self-contained (inline colours and fonts,
+// a white background) so that the serialised file looks the same outside the page.
+export const PLOT_HEIGHT = 240;
+const BAR_WIDTH = 40;
+const BAR_GAP = 18;
+const OVERALL_GAP = 18;
+const MARGIN = { top: 44, right: 190, bottom: 46, left: 56 };
+const TEXT = '#1b1d21';
+const MUTED = '#5a606b';
+const GRID = '#d6d9de';
+const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
+const TICKS = [0, 0.25, 0.5, 0.75, 1];
+
+export interface ChartBar {
+  /** Shown under the bar ("L3", "All"). */
+  name: string;
+  /** Spoken and shown on hover ("Layer 3"). */
+  longName: string;
+  row: ReportFigure2Row;
+  overall?: boolean;
+}
+
+export interface Figure2ChartProps {
+  bars: readonly ChartBar[];
+  title: string;
+  /** Translated names of the four labels, by label. */
+  labelNames: Record<ChartLabel, string>;
+  /** Axis title, e.g. "Share of prefixes". */
+  axisTitle: string;
+  /** What to show under an empty bar (no ratings). */
+  emptyText: string;
+  formatShare: (share: number) => string;
+  svgRef?: Ref<SVGSVGElement>;
+}
+
+const TITLE_SIZE = 15;
+
+/** A generous guess of a text's width: wide (CJK) characters count a full em. */
+export function textWidth(text: string, fontSize: number): number {
+  let ems = 0;
+  for (const char of text) ems += (char.codePointAt(0) ?? 0) >= 0x2e80 ? 1 : 0.62;
+  return ems * fontSize;
+}
+
+export function chartSize(barCount: number, title = ''): { width: number; height: number } {
+  const plotWidth = barCount * (BAR_WIDTH + BAR_GAP) + BAR_GAP + OVERALL_GAP;
+  const width = MARGIN.left + plotWidth + MARGIN.right;
+  return {
+    // Wide enough for the title, which SVG would otherwise clip.
+    width: Math.ceil(Math.max(width, MARGIN.left + textWidth(title, TITLE_SIZE) + 16)),
+    height: MARGIN.top + PLOT_HEIGHT + MARGIN.bottom,
+  };
+}
+
+/** The stacked segments of one bar: [label, share, y, height] from the bottom up. */
+export function stack(shares: ReportLabelValues) {
+  let top = PLOT_HEIGHT;
+  const segments = [];
+  for (const { key, label, color } of LABELS) {
+    const share = shares[key];
+    if (share === null || share <= 0) continue;
+    const height = share * PLOT_HEIGHT;
+    top -= height;
+    segments.push({ key, label, color, share, y: top, height });
+  }
+  return segments;
+}
+
+/**
+ * Figure 2: per layer (and over all layers), the share of trigger prefixes with each
+ * label, as a stacked bar. Hand-drawn SVG; every segment is a <rect class="bar-segment">
+ * whose height is its share of the plot's height.
+ */
+export function Figure2Chart({
+  bars,
+  title,
+  labelNames,
+  axisTitle,
+  emptyText,
+  formatShare,
+  svgRef,
+}: Figure2ChartProps) {
+  const { width, height } = chartSize(bars.length, title);
+  let x = BAR_GAP;
+  const placed = bars.map((bar) => {
+    if (bar.overall) x += OVERALL_GAP;
+    const at = x;
+    x += BAR_WIDTH + BAR_GAP;
+    return { ...bar, x: at };
+  });
+  const plotRight = x;
+  return (
+    <svg
+      ref={svgRef}
+      xmlns="http://www.w3.org/2000/svg"
+      width={width}
+      height={height}
+      viewBox={`0 0 ${width} ${height}`}
+      role="img"
+      aria-labelledby="figure2-title"
+      fontFamily={FONT}
+      data-testid="figure2-chart"
+    >
+      <title id="figure2-title">{title}</title>
+      <rect className="background" x={0} y={0} width={width} height={height} fill="#ffffff" />
+      <text x={MARGIN.left} y={24} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
+        {title}
+      </text>
+      <g transform={`translate(${MARGIN.left},${MARGIN.top})`}>
+        {TICKS.map((tick) => {
+          const y = PLOT_HEIGHT - tick * PLOT_HEIGHT;
+          return (
+            <g key={tick} className="tick">
+              <line x1={0} x2={plotRight} y1={y} y2={y} stroke={GRID} strokeWidth={1} />
+              <text x={-8} y={y + 4} fontSize={11} textAnchor="end" fill={MUTED}>
+                {`${Math.round(tick * 100)}%`}
+              </text>
+            </g>
+          );
+        })}
+        <text
+          transform={`translate(-42,${PLOT_HEIGHT / 2}) rotate(-90)`}
+          fontSize={11}
+          textAnchor="middle"
+          fill={MUTED}
+        >
+          {axisTitle}
+        </text>
+        {placed.map((bar) => {
+          const segments = stack(bar.row.shares);
+          return (
+            <g
+              key={bar.name}
+              className="bar"
+              data-testid="figure2-bar"
+              data-layer={bar.row.layer ?? 'all'}
+            >
+              {segments.map((segment) => (
+                <rect
+                  key={segment.key}
+                  className="bar-segment"
+                  data-label={segment.label}
+                  data-share={segment.share}
+                  x={bar.x}
+                  y={segment.y}
+                  width={BAR_WIDTH}
+                  height={segment.height}
+                  fill={segment.color}
+                >
+                  <title>{`${bar.longName} · ${labelNames[segment.label]}: ${formatShare(segment.share)}`}</title>
+                </rect>
+              ))}
+              {segments.length === 0 && (
+                <text
+                  x={bar.x + BAR_WIDTH / 2}
+                  y={PLOT_HEIGHT - 6}
+                  fontSize={10}
+                  textAnchor="middle"
+                  fill={MUTED}
+                >
+                  {emptyText}
+                </text>
+              )}
+              <text
+                x={bar.x + BAR_WIDTH / 2}
+                y={PLOT_HEIGHT + 16}
+                fontSize={11}
+                textAnchor="middle"
+                fill={TEXT}
+                fontWeight={bar.overall ? 600 : 400}
+              >
+                {bar.name}
+              </text>
+              <text
+                x={bar.x + BAR_WIDTH / 2}
+                y={PLOT_HEIGHT + 30}
+                fontSize={9}
+                textAnchor="middle"
+                fill={MUTED}
+              >
+                {`n=${formatCount(bar.row.n)}`}
+              </text>
+            </g>
+          );
+        })}
+        <line x1={0} x2={plotRight} y1={PLOT_HEIGHT} y2={PLOT_HEIGHT} stroke={TEXT} strokeWidth={1} />
+      </g>
+      <g className="legend" transform={`translate(${MARGIN.left + plotRight + 20},${MARGIN.top})`}>
+        {[...LABELS].reverse().map(({ label, color }, i) => (
+          <g key={label} transform={`translate(0,${i * 22})`}>
+            <rect className="legend-swatch" width={14} height={14} fill={color} />
+            <text x={20} y={11} fontSize={12} fill={TEXT}>
+              {labelNames[label]}
+            </text>
+          </g>
+        ))}
+      </g>
+    </svg>
+  );
+}
+
+function formatCount(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(1);
+}

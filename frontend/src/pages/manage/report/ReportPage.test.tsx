@@ -1,0 +1,196 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+
+import { reportQueryString } from '../../../api/client';
+import { makeExportJob, makeReport, makeStudy } from '../../../test/factories';
+import { alice, carol, json, mockApi, renderApp } from '../../../test/utils';
+
+const STUDY = 'GET /api/admin/studies/7/';
+const REPORT = 'GET /api/admin/studies/7/report/';
+
+describe('report query', () => {
+  it('leaves the defaults out and joins lists with commas', () => {
+    expect(reportQueryString({ annotators: null, layers: null, submittedOnly: true })).toBe('');
+    expect(reportQueryString({ annotators: [], layers: [], submittedOnly: true })).toBe('');
+    expect(
+      reportQueryString({ annotators: ['alice', 'bob'], layers: [3, 1], submittedOnly: false }),
+    ).toBe('?annotators=alice,bob&layers=1,3&submitted_only=false');
+    expect(reportQueryString({ annotators: ['a b&c'], layers: null, submittedOnly: true })).toBe(
+      '?annotators=a%20b%26c',
+    );
+  });
+});
+
+describe('report page', () => {
+  it('shows Figure 2, the coverage, agreement and §4 tables, and "not measured"', async () => {
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, makeReport()),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+
+    const chart = await screen.findByTestId('figure2-chart');
+    expect(chart.querySelectorAll('g.bar')).toHaveLength(3);
+    expect(screen.getByRole('heading', { name: 'Report: demo' })).toBeInTheDocument();
+
+    const coverage = screen.getByTestId('coverage-table');
+    expect(within(coverage).getAllByTestId('coverage-share')[2]).toHaveTextContent('70.0%');
+    expect(coverage).toHaveTextContent('65%–80%');
+    expect(coverage).toHaveTextContent('3.6');
+
+    const agreement = screen.getByTestId('agreement-table');
+    expect(within(agreement).getByRole('columnheader', { name: "Krippendorff's α" })).toBeInTheDocument();
+    expect(agreement).toHaveTextContent('0.743 [0.612, 0.851]');
+    expect(screen.getByTestId('agreement-binary-table')).toBeInTheDocument();
+
+    expect(screen.getByTestId('value-agreement-table')).toHaveTextContent('50.0% (1/2)');
+    expect(screen.getByTestId('value-baseline')).toHaveTextContent('|V| = 50,257');
+    expect(screen.getByTestId('perturbation-none')).toHaveTextContent('Not measured');
+    expect(screen.getByTestId('jaccard-table')).toHaveTextContent('0.600 (1 key)');
+  });
+
+  it('switches Figure 2 between pooled, per annotator and majority', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, makeReport()),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    const chart = await screen.findByTestId('figure2-chart');
+    const shallowOfLayer1 = () =>
+      screen
+        .getByTestId('figure2-chart')
+        .querySelector('g.bar[data-layer="1"] rect[data-label="shallow"]');
+    expect(chart).toHaveTextContent('pooled over annotations');
+
+    await user.click(screen.getByLabelText('per annotator'));
+    expect(screen.getByTestId('figure2-chart')).toHaveTextContent('annotator alice');
+    expect(Number(shallowOfLayer1()?.getAttribute('height'))).toBeCloseTo(240, 6);
+    await user.selectOptions(screen.getByLabelText('Annotator'), 'bob');
+    expect(shallowOfLayer1()).toBeNull();
+
+    await user.click(screen.getByLabelText('majority label'));
+    expect(screen.getByTestId('majority-ties')).toHaveTextContent('2 units have a tie');
+  });
+
+  it('builds the report and CSV queries from the filters', async () => {
+    const user = userEvent.setup();
+    const asked: string[] = [];
+    const fetchMock = mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => {
+        asked.push('');
+        return json(200, makeReport());
+      },
+      'GET /api/admin/studies/7/report/?annotators=bob&layers=2&submitted_only=false': () => {
+        asked.push('filtered');
+        return json(200, makeReport({ filters: { annotators: ['bob'], layers: [2], submitted_only: false } }));
+      },
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    expect(screen.getByTestId('report-csv')).toHaveAttribute('href', '/api/admin/studies/7/report.csv');
+
+    const filters = screen.getByTestId('report-filters');
+    await user.click(within(filters).getByLabelText('bob'));
+    await user.click(within(filters).getByLabelText('Layer 2'));
+    await user.click(within(filters).getByLabelText('Submitted annotations only'));
+    await user.click(within(filters).getByRole('button', { name: 'Apply filters' }));
+
+    await waitFor(() => expect(asked).toEqual(['', 'filtered']));
+    expect(screen.getByTestId('report-csv')).toHaveAttribute(
+      'href',
+      '/api/admin/studies/7/report.csv?annotators=bob&layers=2&submitted_only=false',
+    );
+    // Both annotators stay choosable after filtering to one.
+    expect(within(filters).getByLabelText('alice')).not.toBeChecked();
+    expect(within(filters).getByLabelText('bob')).toBeChecked();
+    expect(fetchMock).toHaveBeenCalledTimes(3);
+  });
+
+  it('lists the line-numbered errors of a refused import', async () => {
+    const user = userEvent.setup();
+    let sent: FormData | null = null;
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, makeReport()),
+      'POST /api/admin/imports/': (init) => {
+        sent = init?.body as FormData;
+        return json(400, {
+          detail: 'line 2: patterns[0].prefixes: a pattern needs at least 3 prefixes',
+          errors: [
+            'line 2: patterns[0].prefixes: a pattern needs at least 3 prefixes',
+            'line 5: invalid JSON',
+          ],
+        });
+      },
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+
+    const file = new File(['{"bad": true}\n'], 'study.jsonl', { type: 'application/jsonl' });
+    await user.upload(screen.getByLabelText('JSONL file'), file);
+    await user.type(screen.getByLabelText('Name of the new study (optional)'), 'copy');
+    await user.click(screen.getByRole('button', { name: 'Import' }));
+
+    const errors = await screen.findByTestId('import-errors');
+    expect(errors).toHaveTextContent('Not imported: 2 errors.');
+    const items = within(errors).getAllByRole('listitem');
+    expect(items.map((item) => item.textContent)).toEqual([
+      'line 2: patterns[0].prefixes: a pattern needs at least 3 prefixes',
+      'line 5: invalid JSON',
+    ]);
+    expect(sent).toBeInstanceOf(FormData);
+    expect((sent as unknown as FormData).get('study_name')).toBe('copy');
+    expect(((sent as unknown as FormData).get('file') as File).name).toBe('study.jsonl');
+  });
+
+  it('prepares an export job, follows its progress and shows the download link', async () => {
+    const user = userEvent.setup();
+    let polls = 0;
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, makeReport()),
+      'POST /api/admin/studies/7/exports/': (init) => {
+        expect(JSON.parse(String(init?.body))).toEqual({ format: 'parquet' });
+        return json(201, makeExportJob({ format: 'parquet' }));
+      },
+      'GET /api/admin/exports/5/': () => {
+        polls += 1;
+        return json(
+          200,
+          polls < 2
+            ? makeExportJob({ format: 'parquet', status: 'running', keys_done: 2, progress: 0.5 })
+            : makeExportJob({
+                format: 'parquet',
+                status: 'done',
+                keys_done: 4,
+                progress: 1,
+                download_url: '/api/admin/exports/5/download',
+              }),
+        );
+      },
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    const section = screen.getByTestId('export-section');
+    // A small study: direct links too.
+    expect(within(section).getByRole('link', { name: 'JSONL' })).toHaveAttribute(
+      'href',
+      '/api/studies/7/export?format=jsonl',
+    );
+    await user.click(within(section).getByRole('button', { name: 'Prepare a Parquet export' }));
+    await waitFor(() => expect(screen.getByTestId('export-progress')).toHaveTextContent('2 / 4 keys · running'), {
+      timeout: 2_500,
+    });
+    const link = await screen.findByTestId('export-download', {}, { timeout: 2_500 });
+    expect(link).toHaveAttribute('href', '/api/admin/exports/5/download');
+  });
+
+  it('is for staff only', () => {
+    mockApi({});
+    renderApp({ path: '/manage/studies/7/report', user: alice });
+    expect(screen.getByTestId('staff-only')).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,362 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link, useParams } from 'react-router-dom';
+
+import { api, urls } from '../../../api/client';
+import type { ReportQuery } from '../../../api/client';
+import { errorMessage } from '../../../api/errorMessage';
+import type { ReportFigure2Block, StudyDetail, StudyReport } from '../../../api/types';
+import { Loading } from '../../../components/Loading';
+import { useLoad } from '../useLoad';
+import { ExportSection } from './ExportSection';
+import { Figure2Chart, LABELS } from './Figure2Chart';
+import type { ChartBar, ChartLabel } from './Figure2Chart';
+import { makeFormatters } from './format';
+import { ImportForm } from './ImportForm';
+import {
+  AgreementTables,
+  CoverageTable,
+  JaccardTable,
+  PerturbationTable,
+  ValueAgreementTable,
+} from './ReportTables';
+import { downloadBlob, safeFileName, serializeSvg, svgSize, svgToPng } from './svgExport';
+
+export const DEFAULT_QUERY: ReportQuery = { annotators: null, layers: null, submittedOnly: true };
+
+type ReportState =
+  | { kind: 'loading'; previous: StudyReport | null }
+  | { kind: 'failed'; message: string; previous: StudyReport | null }
+  | { kind: 'loaded'; data: StudyReport };
+
+/** The annotators a report names (its per-annotator figures and its coders). */
+export function annotatorsOf(report: StudyReport): string[] {
+  const names = new Set<string>(report.agreement.coders);
+  for (const block of report.figure2.per_annotator) names.add(block.annotator);
+  return [...names].sort((a, b) => a.localeCompare(b));
+}
+
+export function ReportPage() {
+  const { studyId } = useParams();
+  const id = Number(studyId);
+  const { t } = useTranslation();
+  const [study] = useLoad(() => api.admin.study(id), [id]);
+  const [query, setQuery] = useState<ReportQuery>(DEFAULT_QUERY);
+  const [report, setReport] = useState<ReportState>({ kind: 'loading', previous: null });
+  // Every annotator seen in a report of this study: the first (unfiltered) report
+  // names them all, and a filter must not make the others disappear from the choice.
+  const [knownAnnotators, setKnownAnnotators] = useState<string[]>([]);
+
+  useEffect(() => {
+    let cancelled = false;
+    setReport((current) => ({
+      kind: 'loading',
+      previous: current.kind === 'loaded' ? current.data : current.previous,
+    }));
+    api.admin.report(id, query).then(
+      (data) => {
+        if (cancelled) return;
+        setReport({ kind: 'loaded', data });
+        setKnownAnnotators((known) => [...new Set([...known, ...annotatorsOf(data)])].sort());
+      },
+      (failure: unknown) => {
+        if (cancelled) return;
+        setReport((current) => ({
+          kind: 'failed',
+          message: errorMessage(failure, t),
+          previous: current.kind === 'loaded' ? current.data : current.previous,
+        }));
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [id, query, t]);
+
+  if (study.kind === 'loading') return <Loading />;
+  if (study.kind === 'failed') {
+    return (
+      <p role="alert" className="alert">
+        {study.message}
+      </p>
+    );
+  }
+  const shown = report.kind === 'loaded' ? report.data : report.previous;
+  return (
+    <section className="stack report">
+      <Link to={`/manage/studies/${id}`} className="back-link">
+        {t('manage.backToStudy')}
+      </Link>
+      <h1>{t('report.heading', { name: study.data.name })}</h1>
+      <ReportFilters
+        study={study.data}
+        annotators={knownAnnotators}
+        value={query}
+        busy={report.kind === 'loading'}
+        onApply={setQuery}
+      />
+      {report.kind === 'loading' && <Loading />}
+      {report.kind === 'failed' && (
+        <p role="alert" className="alert">
+          {report.message}
+        </p>
+      )}
+      {shown && <ReportBody report={shown} studyId={id} query={query} />}
+      <h2>{t('report.data')}</h2>
+      <ExportSection studyId={id} keyCount={study.data.key_count} />
+      <ImportForm />
+    </section>
+  );
+}
+
+function ReportFilters({
+  study,
+  annotators,
+  value,
+  busy,
+  onApply,
+}: {
+  study: StudyDetail;
+  annotators: readonly string[];
+  value: ReportQuery;
+  busy: boolean;
+  onApply: (query: ReportQuery) => void;
+}) {
+  const { t } = useTranslation();
+  const [chosenAnnotators, setChosenAnnotators] = useState<string[]>([...(value.annotators ?? [])]);
+  const [chosenLayers, setChosenLayers] = useState<number[]>([...(value.layers ?? [])]);
+  const [submittedOnly, setSubmittedOnly] = useState(value.submittedOnly);
+
+  function toggle<T>(list: T[], item: T, on: boolean): T[] {
+    return on ? [...list.filter((each) => each !== item), item] : list.filter((each) => each !== item);
+  }
+
+  function apply(event: FormEvent) {
+    event.preventDefault();
+    onApply({
+      annotators: chosenAnnotators.length > 0 ? [...chosenAnnotators].sort() : null,
+      layers: chosenLayers.length > 0 ? [...chosenLayers].sort((a, b) => a - b) : null,
+      submittedOnly,
+    });
+  }
+
+  return (
+    <form className="card form-grid" onSubmit={apply} aria-labelledby="filters-heading" data-testid="report-filters">
+      <h2 id="filters-heading">{t('report.filters.heading')}</h2>
+      <fieldset>
+        <legend>{t('report.filters.annotators')}</legend>
+        {annotators.length === 0 && <span className="muted">{t('report.filters.noAnnotators')}</span>}
+        {annotators.map((name) => (
+          <label key={name} className="checkbox">
+            <input
+              type="checkbox"
+              checked={chosenAnnotators.includes(name)}
+              onChange={(event) => setChosenAnnotators((list) => toggle(list, name, event.target.checked))}
+            />
+            {name}
+          </label>
+        ))}
+      </fieldset>
+      <fieldset>
+        <legend>{t('report.filters.layers')}</legend>
+        {study.layers.map(({ layer }) => (
+          <label key={layer} className="checkbox">
+            <input
+              type="checkbox"
+              checked={chosenLayers.includes(layer)}
+              onChange={(event) => setChosenLayers((list) => toggle(list, layer, event.target.checked))}
+            />
+            {t('report.layer', { layer })}
+          </label>
+        ))}
+      </fieldset>
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          checked={submittedOnly}
+          onChange={(event) => setSubmittedOnly(event.target.checked)}
+        />
+        {t('report.filters.submittedOnly')}
+      </label>
+      <p className="muted">{t('report.filters.hint')}</p>
+      <div>
+        <button type="submit" className="primary" disabled={busy}>
+          {t('report.filters.apply')}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+type View = 'pooled' | 'per_annotator' | 'majority';
+const VIEWS: readonly View[] = ['pooled', 'per_annotator', 'majority'];
+
+function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: number; query: ReportQuery }) {
+  const { t, i18n } = useTranslation();
+  const f = useMemo(() => makeFormatters(i18n.language), [i18n.language]);
+  const [view, setView] = useState<View>('pooled');
+  const [annotator, setAnnotator] = useState<string>('');
+  const [downloadError, setDownloadError] = useState<string | null>(null);
+  const svgRef = useRef<SVGSVGElement>(null);
+
+  const perAnnotator = report.figure2.per_annotator;
+  const chosen = perAnnotator.find((block) => block.annotator === annotator) ?? perAnnotator[0];
+  let block: ReportFigure2Block | undefined;
+  let viewName: string;
+  if (view === 'pooled') {
+    block = report.figure2.pooled;
+    viewName = t('report.figure2.views.pooled');
+  } else if (view === 'majority') {
+    block = report.figure2.majority;
+    viewName = t('report.figure2.views.majority');
+  } else {
+    block = chosen;
+    viewName = chosen ? t('report.figure2.annotatorView', { name: chosen.annotator }) : t('report.figure2.views.per_annotator');
+  }
+
+  const labelNames = Object.fromEntries(
+    LABELS.map(({ label }) => [label, t(`labels.${label}`)]),
+  ) as Record<ChartLabel, string>;
+  const bars: ChartBar[] = block
+    ? [
+        ...block.layers.map((row) => ({
+          name: t('report.figure2.layerShort', { layer: row.layer }),
+          longName: t('report.layer', { layer: row.layer }),
+          row,
+        })),
+        { name: t('report.figure2.all'), longName: t('report.allLayers'), row: block.overall, overall: true },
+      ]
+    : [];
+  const title = t('report.figure2.chartTitle', { name: report.study.name, view: viewName });
+  const fileBase = `${safeFileName(report.study.name)}-figure2-${view === 'per_annotator' && chosen ? safeFileName(chosen.annotator) : view}`;
+
+  function downloadSvg() {
+    if (!svgRef.current) return;
+    setDownloadError(null);
+    downloadBlob(new Blob([serializeSvg(svgRef.current)], { type: 'image/svg+xml' }), `${fileBase}.svg`);
+  }
+
+  async function downloadPng() {
+    if (!svgRef.current) return;
+    setDownloadError(null);
+    try {
+      const svg = svgRef.current;
+      downloadBlob(await svgToPng(serializeSvg(svg), svgSize(svg)), `${fileBase}.png`);
+    } catch {
+      setDownloadError(t('report.figure2.pngFailed'));
+    }
+  }
+
+  return (
+    <>
+      <section className="card stack" aria-labelledby="figure2-heading" data-testid="figure2">
+        <div className="section-head">
+          <h2 id="figure2-heading">{t('report.figure2.heading')}</h2>
+        </div>
+        <fieldset className="view-switch">
+          <legend>{t('report.figure2.view')}</legend>
+          {VIEWS.map((each) => (
+            <label key={each} className="radio">
+              <input
+                type="radio"
+                name="figure2-view"
+                value={each}
+                checked={view === each}
+                disabled={each === 'per_annotator' && perAnnotator.length === 0}
+                onChange={() => setView(each)}
+              />
+              {t(`report.figure2.views.${each}`)}
+            </label>
+          ))}
+          {view === 'per_annotator' && perAnnotator.length > 0 && (
+            <label className="inline-select">
+              {t('report.figure2.annotator')}
+              <select value={chosen?.annotator ?? ''} onChange={(event) => setAnnotator(event.target.value)}>
+                {perAnnotator.map((each) => (
+                  <option key={each.annotator} value={each.annotator}>
+                    {each.annotator}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+        </fieldset>
+        {block ? (
+          <div className="chart-scroll">
+            <Figure2Chart
+              bars={bars}
+              title={title}
+              labelNames={labelNames}
+              axisTitle={t('report.figure2.axis')}
+              emptyText={t('report.figure2.empty')}
+              formatShare={f.percent}
+              svgRef={svgRef}
+            />
+          </div>
+        ) : (
+          <p className="muted">{t('report.figure2.noData')}</p>
+        )}
+        {view === 'majority' && (
+          <p className="muted" data-testid="majority-ties">
+            {t('report.figure2.ties', { count: report.figure2.majority.overall.ties })}
+          </p>
+        )}
+        <p className="download-row">
+          <span>{t('report.downloads')}</span>
+          <button type="button" onClick={downloadSvg} disabled={!block}>
+            {t('report.figure2.downloadSvg')}
+          </button>
+          <button type="button" onClick={() => void downloadPng()} disabled={!block}>
+            {t('report.figure2.downloadPng')}
+          </button>
+          <a href={urls.reportCsv(studyId, query)} download className="button-link" data-testid="report-csv">
+            {t('report.downloadCsv')}
+          </a>
+        </p>
+        {downloadError && (
+          <p role="alert" className="alert">
+            {downloadError}
+          </p>
+        )}
+      </section>
+
+      <section className="stack" aria-labelledby="coverage-heading">
+        <h2 id="coverage-heading">{t('report.coverage.heading')}</h2>
+        <CoverageTable report={report} f={f} />
+      </section>
+
+      <section className="stack" aria-labelledby="agreement-heading">
+        <h2 id="agreement-heading">{t('report.agreement.heading')}</h2>
+        <AgreementTables report={report} f={f} />
+      </section>
+
+      <section className="stack" aria-labelledby="jaccard-heading">
+        <h2 id="jaccard-heading">{t('report.jaccard.heading')}</h2>
+        <JaccardTable report={report} f={f} />
+      </section>
+
+      <section className="stack" aria-labelledby="values-heading">
+        <h2 id="values-heading">{t('report.values.heading')}</h2>
+        <ValueAgreementTable report={report} f={f} />
+      </section>
+
+      <section className="stack" aria-labelledby="perturbation-heading">
+        <h2 id="perturbation-heading">{t('report.perturbation.heading')}</h2>
+        <PerturbationTable report={report} f={f} />
+      </section>
+
+      <details className="card definitions">
+        <summary>{t('report.definitions')}</summary>
+        <dl className="facts">
+          {Object.entries(report.definitions).map(([term, text]) => (
+            <div key={term} className="definition">
+              <dt>{term}</dt>
+              <dd>{text}</dd>
+            </div>
+          ))}
+        </dl>
+      </details>
+    </>
+  );
+}

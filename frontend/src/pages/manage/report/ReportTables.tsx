@@ -1,0 +1,311 @@
+import { useTranslation } from 'react-i18next';
+
+import type {
+  ReportAgreementBlock,
+  ReportAgreementRow,
+  ReportEstimate,
+  StudyReport,
+} from '../../../api/types';
+import type { Formatters } from './format';
+
+/** "Layer 3", or "All layers" for the overall row (layer null). */
+function useLayerName() {
+  const { t } = useTranslation();
+  return (layer: number | null) => (layer === null ? t('report.allLayers') : t('report.layer', { layer }));
+}
+
+function RowHead({ layer }: { layer: number | null }) {
+  const layerName = useLayerName();
+  return (
+    <th scope="row" className={layer === null ? 'overall' : undefined}>
+      {layerName(layer)}
+    </th>
+  );
+}
+
+export function CoverageTable({ report, f }: { report: StudyReport; f: Formatters }) {
+  const { t } = useTranslation();
+  const rows = [...report.coverage.layers, report.coverage.overall];
+  return (
+    <table className="assignments report-table" data-testid="coverage-table">
+      <caption>{t('report.coverage.caption')}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t('report.layerColumn')}</th>
+          <th scope="col">{t('report.coverage.ratings')}</th>
+          <th scope="col">{t('report.coverage.covered')}</th>
+          <th scope="col">{t('report.coverage.share')}</th>
+          <th scope="col">{t('report.coverage.annotations')}</th>
+          <th scope="col">{t('report.coverage.patterns')}</th>
+          <th scope="col">{t('report.coverage.perKey')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.layer ?? 'all'}>
+            <RowHead layer={row.layer} />
+            <td>{f.count(row.n_prefixes)}</td>
+            <td>{f.count(row.covered)}</td>
+            <td data-testid="coverage-share">{f.percent(row.share_covered)}</td>
+            <td>{f.count(row.n_annotations)}</td>
+            <td>{f.count(row.n_patterns)}</td>
+            <td>{f.twoDecimals(row.mean_patterns_per_key)}</td>
+          </tr>
+        ))}
+        <tr className="paper-row">
+          <th scope="row">{t('report.coverage.paper')}</th>
+          <td>{'—'}</td>
+          <td>{'—'}</td>
+          <td>{t('report.coverage.paperShare')}</td>
+          <td>{'—'}</td>
+          <td>{'—'}</td>
+          <td>{t('report.coverage.paperPerKey')}</td>
+        </tr>
+      </tbody>
+    </table>
+  );
+}
+
+const AGREEMENT_COLUMNS = [
+  'krippendorff_alpha',
+  'fleiss_kappa',
+  'cohen_kappa_mean',
+  'raw_agreement',
+] as const satisfies ReadonlyArray<keyof ReportAgreementRow>;
+
+function EstimateCell({ estimate, f }: { estimate: ReportEstimate; f: Formatters }) {
+  const { t } = useTranslation();
+  return (
+    <td className="number" title={t('report.agreement.units', { count: estimate.n_units })}>
+      {f.estimate(estimate)}
+    </td>
+  );
+}
+
+function AgreementBlockTable({
+  block,
+  caption,
+  testId,
+  f,
+}: {
+  block: ReportAgreementBlock;
+  caption: string;
+  testId: string;
+  f: Formatters;
+}) {
+  const { t } = useTranslation();
+  const rows = [...block.layers, block.overall];
+  return (
+    <>
+      <table className="assignments report-table" data-testid={testId}>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('report.layerColumn')}</th>
+            {AGREEMENT_COLUMNS.map((column) => (
+              <th scope="col" key={column}>
+                {t(`report.agreement.${column}`)}
+              </th>
+            ))}
+            <th scope="col">{t('report.agreement.unitsColumn')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.layer ?? 'all'}>
+              <RowHead layer={row.layer} />
+              {AGREEMENT_COLUMNS.map((column) => (
+                <EstimateCell key={column} estimate={row[column]} f={f} />
+              ))}
+              <td>{f.count(row.krippendorff_alpha.n_units)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {block.cohen_kappa_pairs.length > 0 && (
+        <details>
+          <summary>{t('report.agreement.pairs')}</summary>
+          <table className="assignments report-table">
+            <thead>
+              <tr>
+                <th scope="col">{t('report.pair')}</th>
+                <th scope="col">{t('report.agreement.cohen_kappa')}</th>
+                <th scope="col">{t('report.agreement.unitsColumn')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {block.cohen_kappa_pairs.map((pair) => (
+                <tr key={pair.annotators.join('|')}>
+                  <th scope="row">{pair.annotators.join(' · ')}</th>
+                  <td>{f.decimal(pair.value)}</td>
+                  <td>{f.count(pair.n_units)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      )}
+    </>
+  );
+}
+
+export function AgreementTables({ report, f }: { report: StudyReport; f: Formatters }) {
+  const { t } = useTranslation();
+  const agreement = report.agreement;
+  return (
+    <div className="stack">
+      <p className="muted" data-testid="agreement-note">
+        {agreement.coders.length < 2
+          ? t('report.agreement.tooFewCoders')
+          : t('report.agreement.note', {
+              coders: agreement.coders.join(', '),
+              replicates: agreement.bootstrap_replicates,
+              seed: agreement.bootstrap_seed,
+            })}
+      </p>
+      <AgreementBlockTable
+        block={agreement.labels}
+        caption={t('report.agreement.labelsCaption')}
+        testId="agreement-table"
+        f={f}
+      />
+      <AgreementBlockTable
+        block={agreement.binary}
+        caption={t('report.agreement.binaryCaption')}
+        testId="agreement-binary-table"
+        f={f}
+      />
+    </div>
+  );
+}
+
+export function JaccardTable({ report, f }: { report: StudyReport; f: Formatters }) {
+  const { t } = useTranslation();
+  const jaccard = report.pattern_jaccard;
+  if (jaccard.pairs.length === 0) {
+    return <p className="muted">{t('report.jaccard.noPairs')}</p>;
+  }
+  const pooled = [...jaccard.layers, jaccard.overall];
+  return (
+    <table className="assignments report-table" data-testid="jaccard-table">
+      <caption>{t('report.jaccard.caption')}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t('report.layerColumn')}</th>
+          <th scope="col">{t('report.jaccard.pooled')}</th>
+          {jaccard.pairs.map((pair) => (
+            <th scope="col" key={pair.annotators.join('|')}>
+              {pair.annotators.join(' · ')}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {pooled.map((row) => (
+          <tr key={row.layer ?? 'all'}>
+            <RowHead layer={row.layer} />
+            <td>{t('report.jaccard.cell', { mean: f.decimal(row.mean), count: row.n_keys })}</td>
+            {jaccard.pairs.map((pair) => {
+              const cell =
+                row.layer === null ? pair.overall : pair.layers.find((each) => each.layer === row.layer);
+              return (
+                <td key={pair.annotators.join('|')}>
+                  {cell ? t('report.jaccard.cell', { mean: f.decimal(cell.mean), count: cell.n_keys }) : '—'}
+                </td>
+              );
+            })}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function ValueAgreementTable({ report, f }: { report: StudyReport; f: Formatters }) {
+  const { t } = useTranslation();
+  const values = report.value_agreement;
+  const rows = [...values.layers, values.overall];
+  return (
+    <>
+      <table className="assignments report-table" data-testid="value-agreement-table">
+        <caption>{t('report.values.caption')}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('report.layerColumn')}</th>
+            <th scope="col">{t('report.values.keys')}</th>
+            <th scope="col">{t('report.values.nextToken')}</th>
+            <th scope="col">{t('report.values.triggerToken')}</th>
+            <th scope="col">{t('report.values.baseline')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.layer ?? 'all'}>
+              <RowHead layer={row.layer} />
+              <td>{f.count(row.n_keys)}</td>
+              <td>
+                {t('report.values.cell', {
+                  rate: f.percent(row.next_token_rate),
+                  matches: row.next_token_matches,
+                  keys: row.n_keys,
+                })}
+              </td>
+              <td>
+                {t('report.values.cell', {
+                  rate: f.percent(row.trigger_token_rate),
+                  matches: row.trigger_token_matches,
+                  keys: row.n_keys,
+                })}
+              </td>
+              <td>{f.small(values.random_baseline)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted" data-testid="value-baseline">
+        {t('report.values.baselineNote', {
+          vocab: f.count(values.vocab_size),
+          baseline: f.small(values.random_baseline),
+        })}
+      </p>
+    </>
+  );
+}
+
+export function PerturbationTable({ report, f }: { report: StudyReport; f: Formatters }) {
+  const { t } = useTranslation();
+  const perturbation = report.perturbation;
+  if (perturbation.overall.n_keys === 0) {
+    return (
+      <p className="muted" data-testid="perturbation-none">
+        {t('report.perturbation.notMeasured')}
+      </p>
+    );
+  }
+  const rows = [...perturbation.layers, perturbation.overall];
+  return (
+    <table className="assignments report-table" data-testid="perturbation-table">
+      <caption>{t('report.perturbation.caption')}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t('report.layerColumn')}</th>
+          <th scope="col">{t('report.perturbation.keys')}</th>
+          <th scope="col">{t('report.perturbation.first')}</th>
+          <th scope="col">{t('report.perturbation.last')}</th>
+          <th scope="col">{t('report.perturbation.random')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.layer ?? 'all'}>
+            <RowHead layer={row.layer} />
+            <td>{f.count(row.n_keys)}</td>
+            <td>{row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.first)}</td>
+            <td>{row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.last)}</td>
+            <td>{row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.random)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,41 @@
+import type { ReportEstimate } from '../../../api/types';
+
+export const DASH = '—';
+
+export function makeFormatters(language: string) {
+  const percent = new Intl.NumberFormat(language, {
+    style: 'percent',
+    minimumFractionDigits: 1,
+    maximumFractionDigits: 1,
+  });
+  const decimal = new Intl.NumberFormat(language, {
+    minimumFractionDigits: 3,
+    maximumFractionDigits: 3,
+  });
+  const twoDecimals = new Intl.NumberFormat(language, {
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 2,
+  });
+  const count = new Intl.NumberFormat(language, { maximumFractionDigits: 1 });
+  const small = new Intl.NumberFormat(language, { maximumSignificantDigits: 3 });
+  const orDash =
+    (format: Intl.NumberFormat) =>
+    (value: number | null | undefined): string =>
+      value === null || value === undefined || Number.isNaN(value) ? DASH : format.format(value);
+  return {
+    percent: orDash(percent),
+    decimal: orDash(decimal),
+    twoDecimals: orDash(twoDecimals),
+    count: orDash(count),
+    /** Tiny numbers such as 1/|V| without rounding them to 0. */
+    small: orDash(small),
+    /** "0.743 [0.612, 0.851]"; the interval is left out when the bootstrap gave none. */
+    estimate: (estimate: ReportEstimate): string => {
+      const value = orDash(decimal)(estimate.value);
+      if (estimate.value === null || estimate.low === null || estimate.high === null) return value;
+      return `${value} [${decimal.format(estimate.low)}, ${decimal.format(estimate.high)}]`;
+    },
+  };
+}
+
+export type Formatters = ReturnType<typeof makeFormatters>;

@@ -1,0 +1,105 @@
+"""The report page (DESIGN §5): carol opens a small annotated study's report, sees
+Figure 2 and the agreement table, and downloads the chart; an annotator cannot."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import log_in
+from tests.e2e.helpers import patient_expect  # noqa: F401 (an autouse fixture)
+from tests.factories import PASSWORD, StudyFactory, annotate_key, key_with_prefixes
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def small_study(alice, bob):
+    """Two layers, one key each (5 prefixes), both annotators on both keys.
+
+    Layer 1: alice writes shallow {1,2,3} and semantic {3,4,5} (shallow ×2,
+    shallow+semantic, semantic ×2); bob one shallow+semantic {1,2,3} (shallow+semantic ×3,
+    not-covered ×2). Pooled over the 10 ratings: 0.2 / 0.2 / 0.4 / 0.2.
+    """
+    study = StudyFactory(name="small report", vocab_size=100, n_layers=2, top_k=25)
+    key_a = key_with_prefixes(5, study=study, layer=1, index=7)
+    key_b = key_with_prefixes(5, study=study, layer=2, index=3)
+    annotate_key(key_a, alice, [("shallow", [1, 2, 3]), ("semantic", [3, 4, 5])])
+    annotate_key(key_a, bob, [("shallow+semantic", [1, 2, 3])])
+    annotate_key(key_b, alice, [("semantic", [1, 2, 3])])
+    annotate_key(key_b, bob, [("semantic", [2, 3, 4])])
+    return study
+
+
+def test_carol_opens_the_report_and_downloads_the_svg(page, carol, small_study, tmp_path):
+    log_in(page, "carol", PASSWORD)
+    page.get_by_role("link", name="small report").click()
+    page.get_by_role("link", name="Report", exact=True).click()
+    expect(page).to_have_url(re.compile(rf"/manage/studies/{small_study.pk}/report$"))
+    expect(page.get_by_role("heading", name="Report: small report")).to_be_visible()
+
+    # Figure 2: a bar per layer and one over all layers, heights from the shares.
+    chart = page.get_by_test_id("figure2-chart")
+    expect(chart).to_be_visible()
+    expect(chart.locator("g.bar")).to_have_count(3)
+    layer1 = chart.locator('g.bar[data-layer="1"]')
+    expect(layer1.locator("rect.bar-segment")).to_have_count(4)
+    both = layer1.locator('rect[data-label="shallow+semantic"]')
+    assert float(both.get_attribute("data-share")) == pytest.approx(0.4)
+    assert float(both.get_attribute("height")) == pytest.approx(0.4 * 240)
+
+    # The agreement table: the four statistics, per layer and overall.
+    agreement = page.get_by_test_id("agreement-table")
+    expect(agreement).to_be_visible()
+    for name in ("Krippendorff's α", "Fleiss' κ", "Mean Cohen's κ", "Raw agreement"):
+        expect(agreement.get_by_role("columnheader", name=name)).to_be_visible()
+    expect(agreement.locator("tbody tr")).to_have_count(3)
+    expect(page.get_by_test_id("coverage-table")).to_contain_text("65%–80%")
+    expect(page.get_by_test_id("perturbation-none")).to_have_text("Not measured for this study.")
+
+    # The chart as SVG: a standalone, well-formed document with the same bars.
+    with page.expect_download() as info:
+        page.get_by_role("button", name="SVG", exact=True).click()
+    download = info.value
+    assert download.suggested_filename.endswith(".svg")
+    saved = tmp_path / "figure2.svg"
+    download.save_as(saved)
+    text = saved.read_text(encoding="utf-8")
+    assert text.startswith(("<svg", "<?xml"))
+    assert "<rect" in text
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.tag == f"{SVG}svg"
+    bars = [g for g in root.iter(f"{SVG}g") if g.get("class") == "bar"]
+    assert len(bars) == 3
+
+    # …and as PNG, drawn through a canvas.
+    with page.expect_download() as info:
+        page.get_by_role("button", name="PNG", exact=True).click()
+    png = Path(info.value.path()).read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+    # The CSV link carries the filters and answers a CSV.
+    csv_href = page.get_by_test_id("report-csv").get_attribute("href")
+    assert csv_href == f"/api/admin/studies/{small_study.pk}/report.csv"
+    answer = page.request.get(csv_href)
+    assert answer.status == 200
+    assert answer.text().startswith("section,view,layer,annotator,metric,value,low,high,n")
+
+
+def test_an_annotator_cannot_open_the_report(page, alice, small_study):
+    log_in(page, "alice", PASSWORD)
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    page.goto(f"/manage/studies/{small_study.pk}/report")
+    expect(page.get_by_test_id("staff-only")).to_have_text(
+        "Only administrators can see these screens."
+    )
+    expect(page.get_by_test_id("figure2-chart")).to_have_count(0)
+    answer = page.request.get(f"/api/admin/studies/{small_study.pk}/report/")
+    assert answer.status == 403
+    assert page.request.get(f"/api/admin/studies/{small_study.pk}/report.csv").status == 403
