@@ -14,7 +14,9 @@ _names = itertools.count()
 
 
 class Annotator(HttpUser):
-    wait_time = between(0.2, 1.0)
+    # Between actions a person reads 25 prefixes or types a description: 1-3 s is
+    # already brisk, so 20 of them is a busy study, not an idle one.
+    wait_time = between(1.0, 3.0)
 
     def on_start(self) -> None:
         self.username = f"bench-annotator-{next(_names)}"
