@@ -84,6 +84,7 @@ class MiningRunListCreateApi(APIView):
         )
         max_tokens = serializers.IntegerField(min_value=2, max_value=4096, default=128)
         shards = serializers.IntegerField(min_value=1, max_value=1024, default=1)
+        perturb = serializers.BooleanField(default=False)
 
     @extend_schema(responses={200: RunOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
@@ -99,11 +100,13 @@ class MiningRunListCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         study_name, n_shards = data.pop("study_name"), data.pop("shards")
+        perturb = data.pop("perturb")
         try:
             run = services.mining_run_create(
                 study_name=study_name,
                 config=MineConfig(**data),
                 n_shards=n_shards,
+                perturb=perturb,
                 created_by=request.user,
             )
         except MiningError as exc:

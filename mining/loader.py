@@ -24,6 +24,7 @@ def study_load(
     model: dict[str, Any],
     results: Sequence[KeyResult],
     hist_edges: Sequence[float],
+    perturbation: dict[tuple[int, int], dict[str, float | None]] | None = None,
 ) -> Study:
     """Create the run's study with its sampled keys and their trigger prefixes.
 
@@ -60,6 +61,7 @@ def study_load(
                 histogram={"edges": edges, "counts": list(result.stats.histogram)},
                 value_top_tokens=[[v.token, v.probability] for v in result.value_top_tokens],
                 value_top_token_ids=[v.token_id for v in result.value_top_tokens],
+                perturbation=(perturbation or {}).get((result.layer, result.index), {}),
             )
             for result in results
         ]

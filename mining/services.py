@@ -35,6 +35,8 @@ from mining.core import (
     resolve_keys,
     shard_ranges,
 )
+from mining.core.perturb import KINDS as PERTURB_KINDS
+from mining.core.perturb import perturb
 
 from .loader import STUDY_EXISTS, study_load
 from .models import MiningRun, MiningShard
@@ -42,6 +44,7 @@ from .models import MiningRun, MiningShard
 STUDY_NAME_REQUIRED = "A study name is required."
 RUN_ACTIVE = "A mining run for study {name!r} is already under way."
 CANCELLED = "Cancelled by {user}."
+PERTURB_TOP_N = 50  # the paper's §3.2 uses each key's top-50 trigger prefixes
 PROGRESS_EVERY_S = 1.0  # how often a shard writes its progress row
 CANCEL_CHECK_EVERY_S = 2.0
 
@@ -77,7 +80,12 @@ def model_for(config: MineConfig) -> LoadedModel:
 
 @transaction.atomic
 def mining_run_create(
-    *, study_name: str, config: MineConfig, n_shards: int = 1, created_by: Any = None
+    *,
+    study_name: str,
+    config: MineConfig,
+    n_shards: int = 1,
+    perturb: bool = False,
+    created_by: Any = None,
 ) -> MiningRun:
     """Record a run after the checks that need no model (the rest come in prepare)."""
     study_name = study_name.strip()
@@ -97,6 +105,7 @@ def mining_run_create(
     if params.get("key_list") is not None:
         params["key_list"] = [list(pair) for pair in params["key_list"]]
     params["n_shards"] = n_shards
+    params["perturb"] = perturb
     return MiningRun.objects.create(study_name=study_name, params=params, created_by=created_by)
 
 
@@ -225,12 +234,20 @@ def mining_run_merge(*, run: MiningRun) -> Study:
         value_top_n=config.value_top_n,
         batch_size=config.batch_size,
     )
+    perturbation: dict[tuple[int, int], dict[str, float | None]] = {}
+    if run.params.get("perturb"):
+        # §3.2 / Figure 3: remove the first, last or a random token of each of the key's
+        # top-50 trigger prefixes and measure the relative change of its coefficient.
+        top_n = min(PERTURB_TOP_N, config.keep_k)
+        for item in perturb(loaded, store, merged, keys, top_n=top_n, seed=config.seed):
+            perturbation[(item.layer, item.index)] = {k: item.mean(k) for k in PERTURB_KINDS}
     study = study_load(
         run=run,
         config=config,
         model=model_info(loaded),
         results=results,
         hist_edges=list(HIST_EDGES),
+        perturbation=perturbation,
     )
     MiningRun.objects.filter(pk=run.pk).update(
         status=MiningRun.Status.DONE, finished_at=timezone.now()

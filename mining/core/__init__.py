@@ -28,6 +28,7 @@ from .miner import (
     shard_ranges,
 )
 from .models import LoadedModel, adapt, load_model, supported_model_types
+from .perturb import KeyPerturbation, perturb, perturbation_by_layer
 from .pipeline import MiningResult, build_corpus_store, mine, model_info
 from .store import CorpusStore, build_store
 
@@ -36,6 +37,7 @@ __all__ = [
     "END_OF_SENTENCE_ID",
     "HIST_EDGES",
     "CorpusStore",
+    "KeyPerturbation",
     "KeyResult",
     "KeyStats",
     "LoadedModel",
@@ -58,6 +60,8 @@ __all__ = [
     "mine",
     "mine_range",
     "model_info",
+    "perturb",
+    "perturbation_by_layer",
     "resolve_keys",
     "sample_keys",
     "shard_ranges",

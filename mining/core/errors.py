@@ -9,7 +9,7 @@ class MiningError(Exception):
     """A bad input or an impossible request: the message says which and why."""
 
 
-class MiningStopped(Exception):  # noqa: N818 - a stop, not an error
+class MiningStopped(Exception):
     """``should_stop`` asked a shard to stop; its checkpoint (if any) was saved."""
 
     def __init__(self, message: str, checkpoint_path: str | None = None) -> None:

@@ -72,7 +72,7 @@ class KeyResult:
     examples: list[TriggerExample]
 
 
-def _decode_token(tokenizer, token_id: int) -> str:  # type: ignore[no-untyped-def]
+def _decode_token(tokenizer, token_id: int) -> str:
     return tokenizer.decode([token_id], clean_up_tokenization_spaces=False)
 
 
@@ -158,10 +158,12 @@ def _rescore(
             }
             current: dict[str, object] = {}
 
-            def hook(layer: int, m: torch.Tensor) -> None:
+            def hook(
+                layer: int, m: torch.Tensor, cols=cols, current=current, best=best, where=where
+            ) -> None:
                 sel = m[:, :, cols[layer]].float()  # [batch, pos, n_keys_of_layer]
-                sel = sel.masked_fill(~current["real"][:, :, None], float("-inf"))  # type: ignore[index]
-                a, b = current["rows"]  # type: ignore[misc]
+                sel = sel.masked_fill(~current["real"][:, :, None], float("-inf"))
+                a, b = current["rows"]
                 best[layer][a:b] = sel.amax(dim=1).cpu()  # [batch, n_keys_of_layer]
                 where[layer][a:b] = sel.argmax(dim=1).cpu()  # earliest maximum
 

@@ -26,6 +26,7 @@ Layers are 0-based here; interfaces show layer + 1.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -45,10 +46,13 @@ from .store import CorpusStore
 SENTINEL = torch.iinfo(torch.int64).min  # an empty top-K slot; below every real key
 MAX_SENTENCES = 2**32 - 1  # the low 32 bits of a rank key hold the sentence index
 SUM_SCALE = 2.0**20  # sums are kept in int64 fixed point: associative, hence exact shards
-# Histogram of each key's per-sentence maximum coefficient (one count per sentence):
-# bucket b holds values in [HIST_EDGES[b-1], HIST_EDGES[b]), with -inf/+inf at the
-# ends. Powers of two around 0 cover GELU/ReLU (>= -0.17) and SwiGLU (either sign)
-# coefficients; exact zeros (ReLU keys that never fire) land in [0, 0.25).
+# Histogram of each key's per-sentence maximum coefficient (one count per sentence),
+# bucket b between HIST_EDGES[b-1] and HIST_EDGES[b] (-inf/+inf at the ends), closed
+# towards zero: [e, e') for values >= 0 and (e, e'] for values < 0 (the sign bit
+# decides, so -0.0 goes to (-0.25, 0]). Powers of two around 0 cover GELU/ReLU
+# (>= -0.17) and SwiGLU (either sign) coefficients; exact zeros (ReLU keys that never
+# fire in a sentence) land in [0, 0.25). Powers of two make the bucket a function of
+# the float's exponent bits, several times cheaper than a search.
 HIST_EDGES: tuple[float, ...] = (
     -8.0,
     -4.0,
@@ -68,6 +72,8 @@ HIST_EDGES: tuple[float, ...] = (
 )
 N_BINS = len(HIST_EDGES) + 1
 PARTIAL_FORMAT = "ffkv.mining-partial/v1"
+POSITIVE_FLOOR = 2.0**-126  # the smallest positive normal float32 (and bfloat16)
+POSITIVE_SCALE = 2.0**126  # POSITIVE_FLOOR * POSITIVE_SCALE == 1.0 exactly
 
 
 # --- rank keys ------------------------------------------------------------------
@@ -89,6 +95,14 @@ def unpack_values(keys: torch.Tensor) -> torch.Tensor:
 
 def unpack_sentences(keys: torch.Tensor) -> torch.Tensor:
     return MAX_SENTENCES - (keys & MAX_SENTENCES)
+
+
+def hist_buckets(values: torch.Tensor) -> torch.Tensor:
+    """Bucket index (see HIST_EDGES) of each float32 value, from its exponent bits."""
+    bits = values.contiguous().view(torch.int32)
+    # 0 below 2^-2, k for magnitudes in [2^(k-3), 2^(k-2)), 8 from 2^5 = 32 up.
+    magnitude = ((bits >> 23) & 0xFF).sub_(124).clamp_(0, 8)
+    return torch.where(bits < 0, 6 - magnitude.clamp(max=6), magnitude.add_(7))
 
 
 # --- prefix hashes ----------------------------------------------------------------
@@ -132,7 +146,7 @@ def sample_keys(n_layers: int, d_ff: int, keys_per_layer: int, seed: int) -> lis
             f"keys_per_layer ({keys_per_layer}) exceeds the {d_ff} keys of each layer"
         )
     gen = torch.Generator().manual_seed(seed)
-    keys = []
+    keys: list[tuple[int, int]] = []
     for layer in range(n_layers):
         chosen = torch.randperm(d_ff, generator=gen)[:keys_per_layer].sort().values
         keys.extend((layer, int(i)) for i in chosen)
@@ -170,7 +184,7 @@ def batch_plan(store: CorpusStore, start: int, end: int, cfg: MineConfig) -> lis
     """Sentence indices of each batch of [start, end): blocks of ``cfg.block_size``
     consecutive sentences (aligned to index 0), sorted by length inside a block."""
     block = cfg.block_size
-    plan = []
+    plan: list[np.ndarray] = []
     for b0 in range(start, end, block):
         idx = np.arange(b0, min(b0 + block - b0 % block, end), dtype=np.int64)
         idx = idx[np.argsort(store.lengths[idx], kind="stable")]
@@ -186,7 +200,7 @@ def shard_ranges(n_sentences: int, n_shards: int, cfg: MineConfig) -> list[tuple
     n_shards = min(n_shards, max(n_blocks, 1))
     bounds = [round(i * n_blocks / n_shards) * cfg.block_size for i in range(n_shards + 1)]
     bounds = [min(b, n_sentences) for b in bounds]
-    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def _check_range(store: CorpusStore, start: int, end: int, cfg: MineConfig) -> None:
@@ -315,7 +329,7 @@ def _fingerprint(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> di
 # --- the hot path ------------------------------------------------------------------
 
 
-def _merge_topk(
+def _merge_topk_flat(
     keys: torch.Tensor,
     positions: torch.Tensor,
     hashes: torch.Tensor,
@@ -325,13 +339,7 @@ def _merge_topk(
     cand_hash: torch.Tensor,
     dedup: bool,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Merge flat candidates (key index, rank key, position, hash) into a top-K state
-    [n_keys, K] and return the new state, rows sorted best first.
-
-    With ``dedup``, of several entries of one key with the same prefix hash only the
-    best (equal coefficients, so the lowest sentence index) survives. Exact and
-    associative: the result is the deduplicated top-K of all entries ever merged.
-    """
+    """``_merge_topk`` with flat sorts: the same result, memory linear in the entries."""
     n_keys, k = keys.shape
     device = keys.device
     all_f = torch.cat([torch.arange(n_keys, device=device).repeat_interleave(k), cand_f])
@@ -352,38 +360,131 @@ def _merge_topk(
     counts = torch.bincount(all_f, minlength=n_keys)  # every key has >= K (its state)
     starts = torch.cumsum(counts, 0) - counts
     take = order[starts[:, None] + torch.arange(k, device=device)[None, :]]  # [n_keys, K]
-    return all_k[take], all_p[take], all_h[take]
+    new_k = all_k[take]
+    empty = new_k == SENTINEL
+    return new_k, all_p[take].masked_fill(empty, 0), all_h[take].masked_fill(empty, 0)
+
+
+def _merge_topk(
+    keys: torch.Tensor,
+    positions: torch.Tensor,
+    hashes: torch.Tensor,
+    cand_f: torch.Tensor,
+    cand_keys: torch.Tensor,
+    cand_pos: torch.Tensor,
+    cand_hash: torch.Tensor,
+    dedup: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Merge flat candidates (key index, rank key, position, hash) into a top-K state
+    [n_keys, K] and return the new state, rows sorted best first.
+
+    With ``dedup``, of several entries of one key with the same prefix hash only the
+    best (equal coefficients, so the lowest sentence index) survives. Exact and
+    associative: the result is the deduplicated top-K of all entries ever merged.
+    Empty slots hold SENTINEL with position and hash 0, so states compare bit for bit.
+    """
+    n_keys, k = keys.shape
+    device = keys.device
+    if cand_f.numel() == 0:
+        return keys, positions, hashes
+    # Lay the candidates out as rows: [n_keys, width], width = most candidates of a key.
+    order = torch.sort(cand_f, stable=True).indices
+    f_sorted = cand_f[order]
+    counts = torch.bincount(f_sorted, minlength=n_keys)
+    starts = torch.cumsum(counts, 0) - counts
+    slot = torch.arange(f_sorted.numel(), device=device) - starts[f_sorted]
+    width = int(counts.max())
+    if n_keys * width > 4 * (n_keys * k + cand_f.numel()):
+        # Candidates crowd a few keys: a dense layout would be mostly padding.
+        return _merge_topk_flat(
+            keys, positions, hashes, cand_f, cand_keys, cand_pos, cand_hash, dedup
+        )
+    dense_k = torch.full((n_keys, width), SENTINEL, dtype=keys.dtype, device=device)
+    dense_p = torch.zeros((n_keys, width), dtype=positions.dtype, device=device)
+    dense_h = torch.zeros((n_keys, width), dtype=hashes.dtype, device=device)
+    dense_k[f_sorted, slot] = cand_keys[order]
+    dense_p[f_sorted, slot] = cand_pos[order]
+    dense_h[f_sorted, slot] = cand_hash[order]
+    all_k = torch.cat([keys, dense_k], dim=1)  # [n_keys, K + width]
+    all_p = torch.cat([positions, dense_p], dim=1)
+    all_h = torch.cat([hashes, dense_h], dim=1)
+    if dedup:
+        # Best first, then group equal hashes (stable: the best of a group leads it).
+        o = torch.sort(all_k, dim=1, descending=True, stable=True).indices
+        all_k, all_p, all_h = all_k.gather(1, o), all_p.gather(1, o), all_h.gather(1, o)
+        o = torch.sort(all_h, dim=1, stable=True).indices
+        all_k, all_p, all_h = all_k.gather(1, o), all_p.gather(1, o), all_h.gather(1, o)
+        dup = torch.zeros_like(all_k, dtype=torch.bool)
+        dup[:, 1:] = all_h[:, 1:] == all_h[:, :-1]
+        all_k = all_k.masked_fill(dup, SENTINEL)
+    top = torch.topk(all_k, k, dim=1, largest=True, sorted=True)
+    new_k = top.values
+    empty = new_k == SENTINEL
+    new_p = all_p.gather(1, top.indices).masked_fill(empty, 0)
+    new_h = all_h.gather(1, top.indices).masked_fill(empty, 0)
+    return new_k, new_p, new_h
 
 
 class _StreamingMiner:
-    """Holds a Partial's tensors on the device and updates them from hook calls."""
+    """Holds a Partial's tensors on the device and updates them from hook calls.
 
-    def __init__(self, partial: Partial, causal: bool, device: torch.device) -> None:
+    Per layer it buffers (a) candidates that may enter the top-K, merged when the
+    buffer holds as many entries as the state, and (b) the per-sentence maxima of a few
+    batches, turned into the max and histogram statistics a few batches at a time:
+    fewer, larger tensor operations (each small one costs a thread synchronisation).
+    """
+
+    STATS_BUFFER_BYTES = 64 << 20  # per-sentence maxima held before updating max/hist
+
+    def __init__(
+        self, partial: Partial, causal: bool, device: torch.device, batch_size: int
+    ) -> None:
         self.p = partial.to(device)
         self.causal = causal
         self.device = device
         n_layers, d_ff, keep_k = self.p.keys.shape
         self.n_layers, self.d_ff, self.keep_k = n_layers, d_ff, keep_k
-        self.thresholds = self.p.keys[:, :, -1].clone()  # [layers, d_ff] K-th best
-        self.buffers: list[list[tuple[torch.Tensor, ...]]] = [[] for _ in range(n_layers)]
-        self.buffered = [0] * n_layers
-        self.buffer_cap = d_ff * keep_k
-        self.edges = torch.tensor(HIST_EDGES, dtype=torch.float32, device=device)
+        # The K-th best coefficient per key: a sentence's max below it cannot enter.
+        self.floors = torch.empty((n_layers, d_ff), dtype=torch.float32, device=device)
+        for layer in range(n_layers):
+            self._update_floor(layer)
+        self.candidates: list[list[tuple[torch.Tensor, ...]]] = [[] for _ in range(n_layers)]
+        self.n_candidates = [0] * n_layers
+        self.candidate_cap = d_ff * keep_k
+        self.maxima: list[list[torch.Tensor]] = [[] for _ in range(n_layers)]
+        self.maxima_cap = max(
+            1, min(16, self.STATS_BUFFER_BYTES // (4 * n_layers * d_ff * batch_size))
+        )
         self.key_offsets = torch.arange(d_ff, device=device) * N_BINS  # [d_ff]
         self._batch: dict[str, torch.Tensor] = {}
         self._scratch: torch.Tensor | None = None
+        self._span = (0, 0)
+
+    def _update_floor(self, layer: int) -> None:
+        kth = self.p.keys[layer, :, -1]
+        self.floors[layer] = torch.where(kth == SENTINEL, -math.inf, unpack_values(kth))
 
     def begin_batch(
-        self, sentences: np.ndarray, ids: torch.Tensor, real: torch.Tensor, dtype: torch.dtype
+        self, sentences: np.ndarray, ids: torch.Tensor, real: np.ndarray, dtype: torch.dtype
     ) -> None:
-        """sentences [batch]; ids, real [batch, pos] on the device."""
+        """sentences [batch]; ids [batch, pos] on the device; real [batch, pos] (numpy)."""
+        real_t = torch.from_numpy(real).to(self.device)
         additive = torch.zeros(real.shape, dtype=dtype, device=self.device)
-        additive.masked_fill_(~real, -math.inf)
+        additive.masked_fill_(~real_t, -math.inf)
+        weights = real_t.reshape(1, -1).to(torch.float32)  # [1, batch*pos]
+        # Positions [lo, hi) that are real in every row (after the leading special tokens,
+        # before the shortest row's end): there the max needs no mask, which spares a
+        # full pass over m. Length-sorted batches keep the rest narrow.
+        every: np.ndarray = np.asarray(real.all(axis=0))
+        lo = int(every.argmax()) if every.any() else 0
+        hi = lo + int(np.argmin(np.append(every[lo:], False))) if every.any() else 0
         self._batch = {
-            "sentences": torch.from_numpy(sentences).to(self.device)[:, None],  # [batch, 1]
+            "sentences": torch.from_numpy(sentences).to(self.device),  # [batch]
             "additive": additive[:, :, None],  # [batch, pos, 1]
-            "weights": real.reshape(1, -1).to(dtype),  # [1, batch*pos]
+            "weights": weights,
+            "positive_weights": weights * POSITIVE_SCALE,
         }
+        self._span = (lo, hi)
         if self.causal:
             self._batch["hashes"] = prefix_hashes(ids)  # [batch, pos]
         shape = (*real.shape, self.d_ff)
@@ -391,46 +492,106 @@ class _StreamingMiner:
             self._scratch = torch.empty(shape, dtype=dtype, device=self.device)
         self.p.n_positions += int(real.sum())
 
+    def _best(self, m: torch.Tensor) -> torch.Tensor:
+        """[batch, d_ff]: each sentence's max over its real positions (-inf elsewhere)."""
+        lo, hi = self._span
+        additive = self._batch["additive"]
+        if hi <= lo:
+            return (m + additive).amax(dim=1)
+        best = m[:, lo:hi].amax(dim=1)
+        for a, b in ((0, lo), (hi, m.shape[1])):
+            if b > a:
+                edge = (m[:, a:b] + additive[:, a:b]).amax(dim=1)
+                torch.maximum(best, edge, out=best)
+        return best
+
     def on_layer(self, layer: int, m: torch.Tensor) -> None:
         """The hook: m [batch, pos, d_ff], the input of the layer's down projection."""
         batch = self._batch
         p = self.p
-        masked = torch.add(m, batch["additive"], out=self._scratch)  # [batch, pos, d_ff]
-        best = masked.amax(dim=1)  # [batch, d_ff] per-sentence max over real positions
-        # Statistics over real positions (masked ones are -inf, never > 0).
-        p.n_positive[layer] += (masked > 0).sum(dim=(0, 1))
-        total = batch["weights"] @ m.reshape(-1, m.shape[-1])  # [1, d_ff]
+        best = self._best(m)  # [batch, d_ff] per-sentence max over real positions
+        flat = m.reshape(-1, m.shape[-1])  # [batch*pos, d_ff]
+        # Statistics over real positions (row weights 0 elsewhere). Count of m > 0:
+        # clamp to [0, 2^-126] (the smallest normal float) and weight by 2^126, so every
+        # positive (normal) coefficient counts exactly 1 in a matrix-vector product; far
+        # cheaper on CPU than a boolean compare and sum.
+        indicator = torch.clamp(m, 0.0, POSITIVE_FLOOR, out=self._scratch).view(flat.shape)
+        positive = batch["positive_weights"] @ indicator.float()  # [1, d_ff]
+        p.n_positive[layer] += positive[0].to(torch.int64)
+        # Sums and counts in float32 whatever the model dtype (.float() is free in float32).
+        total = batch["weights"] @ flat.float()  # [1, d_ff]
         p.sum_fixed[layer] += torch.round(total[0].double() * SUM_SCALE).to(torch.int64)
-        best32 = best.float()  # [batch, d_ff]
-        torch.maximum(p.max[layer], best32.amax(dim=0), out=p.max[layer])
-        bins = torch.bucketize(best32, self.edges, right=True)  # [batch, d_ff]
+        self.maxima[layer].append(best)
+        if len(self.maxima[layer]) >= self.maxima_cap:
+            self._flush_stats(layer)
+        # Candidates: one per (sentence, key), kept only if it can enter the top-K.
+        rows, cols = (best >= self.floors[layer].to(best.dtype)).nonzero(as_tuple=True)
+        if rows.numel() == 0:
+            return
+        column = m[rows, :, cols] + batch["additive"][rows, :, 0]  # [n, pos]
+        pos = column.argmax(dim=1)  # [n] earliest maximum position
+        hashes = batch["hashes"][rows, pos] if self.causal else torch.zeros_like(rows)
+        self.candidates[layer].append(
+            (cols, best[rows, cols], batch["sentences"][rows], pos.to(torch.int32), hashes)
+        )
+        self.n_candidates[layer] += rows.numel()
+        if self.n_candidates[layer] >= self.candidate_cap:
+            self._flush_candidates(layer)
+
+    def _flush_stats(self, layer: int) -> None:
+        if not self.maxima[layer]:
+            return
+        p = self.p
+        best = torch.cat(self.maxima[layer]).float()  # [sentences, d_ff]
+        self.maxima[layer] = []
+        torch.maximum(p.max[layer], best.amax(dim=0), out=p.max[layer])
+        bins = hist_buckets(best)  # [sentences, d_ff]
         p.hist[layer] += torch.bincount(
             (bins + self.key_offsets).reshape(-1), minlength=self.d_ff * N_BINS
         ).view(self.d_ff, N_BINS)
-        # Candidates: one per (sentence, key); only those that can enter the top-K.
-        rank = pack_keys(best32, batch["sentences"])  # [batch, d_ff]
-        rows, cols = (rank > self.thresholds[layer]).nonzero(as_tuple=True)
-        if rows.numel() == 0:
-            return
-        pos = masked[rows, :, cols].argmax(dim=1)  # [n] earliest maximum position
-        hashes = batch["hashes"][rows, pos] if self.causal else torch.zeros_like(rows)
-        self.buffers[layer].append((cols, rank[rows, cols], pos.to(torch.int32), hashes))
-        self.buffered[layer] += rows.numel()
-        if self.buffered[layer] >= self.buffer_cap:
-            self.flush(layer)
 
-    def flush(self, layer: int | None = None) -> None:
-        for lyr in range(self.n_layers) if layer is None else [layer]:
-            if not self.buffers[lyr]:
-                continue
-            cand = [torch.cat(parts) for parts in zip(*self.buffers[lyr], strict=True)]
-            p = self.p
-            p.keys[lyr], p.positions[lyr], p.hashes[lyr] = _merge_topk(
-                p.keys[lyr], p.positions[lyr], p.hashes[lyr], *cand, dedup=self.causal
+    def _flush_candidates(self, layer: int) -> None:
+        if not self.candidates[layer]:
+            return
+        cols, values, sentences, pos, hashes = (
+            torch.cat(parts) for parts in zip(*self.candidates[layer], strict=True)
+        )
+        self.candidates[layer] = []
+        self.n_candidates[layer] = 0
+        p = self.p
+        rank = pack_keys(values, sentences)
+        touched = torch.unique(cols)  # sorted key indices that have candidates
+        if touched.numel() == self.d_ff:
+            p.keys[layer], p.positions[layer], p.hashes[layer] = _merge_topk(
+                p.keys[layer],
+                p.positions[layer],
+                p.hashes[layer],
+                cols,
+                rank,
+                pos,
+                hashes,
+                dedup=self.causal,
             )
-            self.thresholds[lyr] = p.keys[lyr, :, -1]
-            self.buffers[lyr] = []
-            self.buffered[lyr] = 0
+        else:  # past the first batches most keys have no candidate: merge only the others
+            keys, positions, hashes_ = _merge_topk(
+                p.keys[layer, touched],
+                p.positions[layer, touched],
+                p.hashes[layer, touched],
+                torch.searchsorted(touched, cols),
+                rank,
+                pos,
+                hashes,
+                dedup=self.causal,
+            )
+            p.keys[layer, touched] = keys
+            p.positions[layer, touched] = positions
+            p.hashes[layer, touched] = hashes_
+        self._update_floor(layer)
+
+    def flush(self) -> None:
+        for layer in range(self.n_layers):
+            self._flush_stats(layer)
+            self._flush_candidates(layer)
 
     def partial(self) -> Partial:
         self.flush()
@@ -485,37 +646,37 @@ def mine_range(
     dtype = loaded.dtype
     pad_id = loaded.tokenizer.pad_token_id
     pad_id = 0 if pad_id is None else int(pad_id)
-    miner = _StreamingMiner(partial, loaded.causal, device)
+    miner = _StreamingMiner(partial, loaded.causal, device, cfg.batch_size)
     state = miner.p.meta
 
     def save() -> None:
         if checkpoint_path is not None:
             miner.partial().save(checkpoint_path)
 
-    with torch.inference_mode(), loaded.capture(miner.on_layer):
-        for index in range(state["batches_done"], len(plan)):
-            sentences = plan[index]
-            ids_np, present_np, real_np = store.batch(sentences, pad_id)
-            ids = torch.from_numpy(ids_np).to(device)
-            real = torch.from_numpy(real_np).to(device)
-            attention = torch.from_numpy(present_np.astype(np.int64)).to(device)
-            miner.begin_batch(sentences, ids, real, dtype)
+    for index in range(state["batches_done"], len(plan)):
+        sentences = plan[index]
+        ids_np, present_np, real_np = store.batch(sentences, pad_id)
+        ids = torch.from_numpy(ids_np).to(device)
+        attention = torch.from_numpy(present_np.astype(np.int64)).to(device)
+        miner.begin_batch(sentences, ids, real_np, dtype)
+        # Hooks live only for this forward: callbacks below run without them.
+        with torch.inference_mode(), loaded.capture(miner.on_layer):
             loaded.forward(ids, attention)
-            state["batches_done"] = index + 1
-            state["sentences_done"] += int(sentences.size)
-            state["tokens_done"] += int(present_np.sum())
-            if progress is not None:
-                progress(state["sentences_done"], state["tokens_done"])
-            if state["batches_done"] == len(plan):
-                break
-            if should_stop is not None and should_stop():
-                save()
-                raise MiningStopped(
-                    f"stopped after {state['sentences_done']} of {end - start} sentences",
-                    None if checkpoint_path is None else str(checkpoint_path),
-                )
-            if state["batches_done"] % every == 0:
-                save()
+        state["batches_done"] = index + 1
+        state["sentences_done"] += int(sentences.size)
+        state["tokens_done"] += int(present_np.sum())
+        if progress is not None:
+            progress(state["sentences_done"], state["tokens_done"])
+        if state["batches_done"] == len(plan):
+            break
+        if should_stop is not None and should_stop():
+            save()
+            raise MiningStopped(
+                f"stopped after {state['sentences_done']} of {end - start} sentences",
+                None if checkpoint_path is None else str(checkpoint_path),
+            )
+        if state["batches_done"] % every == 0:
+            save()
     result = miner.partial()
     if checkpoint_path is not None:
         result.save(checkpoint_path)
@@ -533,7 +694,7 @@ def merge_partials(partials: Sequence[Partial]) -> Partial:
         if not other.complete:
             raise MiningError(f"partial result of ranges {other.meta['ranges']} is incomplete")
     ranges = sorted(r for other in partials for r in other.meta["ranges"])
-    for (_, a_end), (b_start, _) in zip(ranges, ranges[1:], strict=False):
+    for (_, a_end), (b_start, _) in itertools.pairwise(ranges):
         if b_start < a_end:
             raise MiningError(f"overlapping sentence ranges {ranges}")
     n_layers, d_ff, keep_k = first.keys.shape

@@ -73,8 +73,8 @@ class LoadedModel:
     its tokenizer and where its down projections are."""
 
     name: str
-    model: nn.Module  # as loaded (may carry an LM head)
-    body: nn.Module  # the base transformer: the forward pass never computes logits
+    model: Any  # nn.Module as loaded (may carry an LM head); Any: HF attributes are dynamic
+    body: Any  # nn.Module: the base transformer; the forward pass never computes logits
     tokenizer: Any  # a fast (Rust-backed) Hugging Face tokenizer
     model_type: str
     causal: bool
@@ -139,7 +139,7 @@ class LoadedModel:
                 handle.remove()
 
 
-def _value_rows(module: nn.Module) -> torch.Tensor:
+def _value_rows(module: Any) -> torch.Tensor:
     weight = module.weight
     if isinstance(module, nn.Linear):
         return weight.t()  # Linear stores [out=d_model, in=d_ff]
@@ -147,13 +147,13 @@ def _value_rows(module: nn.Module) -> torch.Tensor:
     return weight
 
 
-def _d_ff(module: nn.Module) -> int:
+def _d_ff(module: Any) -> int:
     if isinstance(module, nn.Linear):
         return module.in_features
     return int(module.weight.shape[0])
 
 
-def adapt(model: nn.Module, tokenizer: Any, name: str) -> LoadedModel:
+def adapt(model: Any, tokenizer: Any, name: str) -> LoadedModel:
     """Wrap an already built model (loaded or constructed from a config) for mining."""
     config = model.config
     arch = _arch_for(config.model_type)
@@ -206,7 +206,7 @@ def builtin_minilm_dir() -> Path:
 
 
 def _looks_like_path(name: str) -> bool:
-    return name.startswith((".", "/", "~")) or os.sep in name and not _looks_like_hub_id(name)
+    return name.startswith((".", "/", "~")) or (os.sep in name and not _looks_like_hub_id(name))
 
 
 def _looks_like_hub_id(name: str) -> bool:
@@ -264,5 +264,5 @@ def load_model(name: str, device: str = "cpu", dtype: str = "float32") -> Loaded
         model = auto.from_pretrained(source, dtype=DTYPES[dtype], local_files_only=local_only)
     except (OSError, ValueError, KeyError) as exc:
         raise MiningError(f"cannot load model {name!r}: {_one_line(exc)}") from None
-    model.to(torch_device)
+    model.to(torch_device)  # type: ignore[arg-type]  # transformers' stub wraps .to
     return adapt(model, tokenizer, name)

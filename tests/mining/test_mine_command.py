@@ -150,3 +150,14 @@ def test_an_existing_study_name_is_refused_before_any_work(tiny_gpt2_dir, tiny_c
     with pytest.raises(CommandError, match="already exists"):
         mine(tiny_gpt2_dir, tiny_corpus, study="taken", keys_per_layer=1, top_k=2)
     assert Study.objects.count() == 1
+
+
+def test_perturbation_is_measured_on_request(tiny_gpt2_dir, tiny_corpus):
+    mine(tiny_gpt2_dir, tiny_corpus, study="perturbed", keys_per_layer=2, top_k=5, perturb=True)
+    keys = list(Key.objects.filter(study__name="perturbed"))
+    assert len(keys) == 4
+    for key in keys:
+        assert set(key.perturbation) == {"first", "last", "random"}
+        assert any(isinstance(v, float) for v in key.perturbation.values())
+    mine(tiny_gpt2_dir, tiny_corpus, study="plain", keys_per_layer=1, top_k=2)
+    assert all(k.perturbation == {} for k in Key.objects.filter(study__name="plain"))

@@ -878,6 +878,8 @@ export interface components {
             max_tokens: number;
             /** @default 1 */
             shards: number;
+            /** @default false */
+            perturb: boolean;
         };
         /**
          * @description * `queued` - queued

@@ -58,6 +58,12 @@ class Command(BaseCommand):
         parser.add_argument("--shards", type=int, default=1)
         parser.add_argument("--sentences", default="split", choices=["split", "lines"])
         parser.add_argument(
+            "--perturb",
+            action="store_true",
+            help="also measure §3.2 / Figure 3: first, last and random token removal on the "
+            "top-50 prefixes of each sampled key (costs about 4 forward passes per prefix)",
+        )
+        parser.add_argument(
             "--async",
             dest="run_async",
             action="store_true",
@@ -83,7 +89,10 @@ class Command(BaseCommand):
         study_name = opts["study"] or f"{config.model} · {config.corpus}"
         try:
             run = services.mining_run_create(
-                study_name=study_name, config=config, n_shards=opts["shards"]
+                study_name=study_name,
+                config=config,
+                n_shards=opts["shards"],
+                perturb=opts["perturb"],
             )
         except MiningError as exc:
             raise CommandError(str(exc)) from exc

@@ -187,6 +187,7 @@ type FormValues = {
   sentences: 'split' | 'lines';
   keys_per_layer: string;
   all_keys: boolean;
+  perturb: boolean;
   top_k: string;
   seed: string;
   device: string;
@@ -203,6 +204,7 @@ const DEFAULTS: FormValues = {
   sentences: 'split',
   keys_per_layer: '10',
   all_keys: false,
+  perturb: false,
   top_k: '25',
   seed: '0',
   device: 'cpu',
@@ -233,6 +235,7 @@ function MiningForm({ onCreated }: { onCreated: (run: MiningRun) => void }) {
       sentences: values.sentences,
       keys_per_layer: Number(values.keys_per_layer),
       all_keys: values.all_keys,
+      perturb: values.perturb,
       top_k: Number(values.top_k),
       seed: Number(values.seed),
       device: values.device.trim(),
@@ -287,6 +290,10 @@ function MiningForm({ onCreated }: { onCreated: (run: MiningRun) => void }) {
         </label>
         {text('top_k', 'number', { min: 1, max: 64 })}
         {text('seed', 'number', { min: 0 })}
+        <label className="checkbox">
+          <input type="checkbox" checked={values.perturb} onChange={(e) => set('perturb', e.target.checked)} />
+          {t('mining.fields.perturb')}
+        </label>
       </div>
       <div className="inline-fields">
         {text('device')}
