@@ -29,15 +29,61 @@ from mining.core import CorpusStore, LoadedModel, MineConfig, adapt, build_store
 from mining.core.miner import batch_plan
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-WIKITEXT_VALID = (REPO_ROOT / ".." / "shared" / "corpora" / "wikitext103-valid" /
-                  "wiki.valid.tokens").resolve()
+WIKITEXT_VALID = (
+    REPO_ROOT / ".." / "shared" / "corpora" / "wikitext103-valid" / "wiki.valid.tokens"
+).resolve()
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "<s>", "</s>"]
-WORDS = (
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi "
-    "rho sigma tau upsilon phi chi psi omega red green blue cat dog bird fish tree rock "
-    "river hill sun moon star cloud rain snow wind fire stone the a of and"
-).split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+    "red",
+    "green",
+    "blue",
+    "cat",
+    "dog",
+    "bird",
+    "fish",
+    "tree",
+    "rock",
+    "river",
+    "hill",
+    "sun",
+    "moon",
+    "star",
+    "cloud",
+    "rain",
+    "snow",
+    "wind",
+    "fire",
+    "stone",
+    "the",
+    "a",
+    "of",
+    "and",
+]
 
 
 def make_tokenizer(family: str) -> PreTrainedTokenizerFast:
@@ -64,19 +110,41 @@ def make_model(family: str, seed: int = 0) -> torch.nn.Module:
     torch.manual_seed(seed)
     vocab = len(SPECIALS) + len(WORDS)
     if family == "gpt2":
-        config = GPT2Config(n_layer=2, n_embd=32, n_head=2, n_inner=48, vocab_size=vocab,
-                            n_positions=64, bos_token_id=5, eos_token_id=5)
+        config = GPT2Config(
+            n_layer=2,
+            n_embd=32,
+            n_head=2,
+            n_inner=48,
+            vocab_size=vocab,
+            n_positions=64,
+            bos_token_id=5,
+            eos_token_id=5,
+        )
         model = GPT2LMHeadModel(config)
     elif family == "llama":
-        config = LlamaConfig(num_hidden_layers=2, hidden_size=32, intermediate_size=40,
-                             num_attention_heads=2, num_key_value_heads=2, vocab_size=vocab,
-                             max_position_embeddings=64, bos_token_id=4, eos_token_id=5,
-                             pad_token_id=0)
+        config = LlamaConfig(
+            num_hidden_layers=2,
+            hidden_size=32,
+            intermediate_size=40,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            vocab_size=vocab,
+            max_position_embeddings=64,
+            bos_token_id=4,
+            eos_token_id=5,
+            pad_token_id=0,
+        )
         model = LlamaForCausalLM(config)
     elif family == "bert":
-        config = BertConfig(num_hidden_layers=2, hidden_size=32, intermediate_size=44,
-                            num_attention_heads=2, vocab_size=vocab, max_position_embeddings=64,
-                            pad_token_id=0)
+        config = BertConfig(
+            num_hidden_layers=2,
+            hidden_size=32,
+            intermediate_size=44,
+            num_attention_heads=2,
+            vocab_size=vocab,
+            max_position_embeddings=64,
+            pad_token_id=0,
+        )
         model = BertModel(config)
     else:
         raise ValueError(family)
@@ -103,10 +171,17 @@ def random_sentences(n: int, seed: int = 0, first: str | None = None) -> list[st
     return out
 
 
-def make_store(loaded: LoadedModel, sentences: list[str], path: Path,
-               max_tokens: int = 128) -> CorpusStore:
-    return build_store(sentences, loaded.tokenizer, path, max_tokens=max_tokens,
-                       tokenizer_name=loaded.name, chunk_size=37)
+def make_store(
+    loaded: LoadedModel, sentences: list[str], path: Path, max_tokens: int = 128
+) -> CorpusStore:
+    return build_store(
+        sentences,
+        loaded.tokenizer,
+        path,
+        max_tokens=max_tokens,
+        tokenizer_name=loaded.name,
+        chunk_size=37,
+    )
 
 
 def capture_all(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> list[list[np.ndarray]]:

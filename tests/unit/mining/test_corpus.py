@@ -15,7 +15,7 @@ from .conftest import WIKITEXT_VALID
 def test_splitter_keeps_abbreviations_initials_and_decimals_inside_sentences():
     text = (
         "Mr. Smith met Dr. Jones in the U.S. Army on Jan. 5. He paid $3.50, e.g. for tea. "
-        "J. R. R. Tolkien wrote it! Was it good? \"Yes.\" The end"
+        'J. R. R. Tolkien wrote it! Was it good? "Yes." The end'
     )
     assert split_sentences(text) == [
         "Mr. Smith met Dr. Jones in the U.S. Army on Jan. 5.",
@@ -37,12 +37,12 @@ def test_splitter_needs_a_sentence_start_after_the_period():
 
 def test_wikitext_lines_are_cleaned_back_to_natural_text():
     line = (
-        ' Homarus gammarus , known as the <unk> lobster , weighs 0 @.@ 7 – 2 @,@ 200 kg ( 24 '
-        'in ) . It is " lobster red " , a well @-@ known fact . Kubrick \'s film did n\'t fail . '
+        " Homarus gammarus , known as the <unk> lobster , weighs 0 @.@ 7 – 2 @,@ 200 kg ( 24 "
+        "in ) . It is \" lobster red \" , a well @-@ known fact . Kubrick 's film did n't fail . "
     )
     assert clean_wikitext_line(line, "[UNK]") == (
-        'Homarus gammarus, known as the [UNK] lobster, weighs 0.7 – 2,200 kg (24 in). '
-        'It is "lobster red", a well-known fact. Kubrick\'s film didn\'t fail.'
+        "Homarus gammarus, known as the [UNK] lobster, weighs 0.7 – 2,200 kg (24 in). "
+        "It is \"lobster red\", a well-known fact. Kubrick's film didn't fail."
     )
     assert clean_wikitext_line(" = = Description = = \n") is None
     assert clean_wikitext_line(" = Homarus gammarus = \n") is None
@@ -54,10 +54,15 @@ def test_text_file_documents_are_blank_line_separated(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("First doc line one\ncontinues. Second sentence.\n\nNew doc. Again.\n")
     assert list(iter_sentences(str(path))) == [
-        "First doc line one continues.", "Second sentence.", "New doc.", "Again."
+        "First doc line one continues.",
+        "Second sentence.",
+        "New doc.",
+        "Again.",
     ]
     assert list(iter_sentences(str(path), "lines")) == [
-        "First doc line one", "continues. Second sentence.", "New doc. Again."
+        "First doc line one",
+        "continues. Second sentence.",
+        "New doc. Again.",
     ]
 
 
@@ -90,7 +95,7 @@ def test_non_utf8_bytes_name_the_file_and_line(tmp_path):
 
 
 def test_missing_file_is_named(tmp_path):
-    with pytest.raises(MiningError, match="corpus file .*nope.txt' does not exist"):
+    with pytest.raises(MiningError, match=r"corpus file .*nope\.txt' does not exist"):
         list(iter_sentences(str(tmp_path / "nope.txt")))
 
 

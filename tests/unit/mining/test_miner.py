@@ -45,8 +45,15 @@ def entries(partial: Partial, layer: int, key: int) -> list[tuple[float, int, in
 
 
 def small_cfg(**kwargs) -> MineConfig:  # type: ignore[no-untyped-def]
-    defaults = {"model": "tiny", "corpus": "tiny", "keep_k": 8, "top_k": 5, "batch_size": 4,
-                "sort_window": 2, "checkpoint_every": 3}
+    defaults = {
+        "model": "tiny",
+        "corpus": "tiny",
+        "keep_k": 8,
+        "top_k": 5,
+        "batch_size": 4,
+        "sort_window": 2,
+        "checkpoint_every": 3,
+    }
     defaults.update(kwargs)
     return MineConfig(**defaults)
 
@@ -80,11 +87,17 @@ def test_statistics_equal_brute_force(family, store_factory):
         flat = np.concatenate(real)  # [real positions, d_ff]
         assert int(partial.n_positions) == flat.shape[0]
         assert torch.equal(partial.n_positive[layer], torch.from_numpy((flat > 0).sum(0)))
-        np.testing.assert_allclose(partial.mean()[layer].numpy(), flat.mean(0), rtol=1e-5,
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            partial.mean()[layer].numpy(), flat.mean(0), rtol=1e-5, atol=1e-6
+        )
         assert torch.equal(partial.max[layer], torch.from_numpy(flat.max(0)))
         per_sentence_max = np.stack([r.max(0) for r in real])  # [sentences, d_ff]
-        bins = np.searchsorted(np.asarray(HIST_EDGES, np.float32), per_sentence_max, "right")
+        edges = np.asarray(HIST_EDGES, np.float32)
+        bins = np.where(
+            np.signbit(per_sentence_max),
+            np.searchsorted(edges, per_sentence_max, "left"),  # (e, e'] below zero
+            np.searchsorted(edges, per_sentence_max, "right"),  # [e, e') from zero up
+        )
         for key in range(loaded.d_ff):
             counts = np.bincount(bins[:, key], minlength=len(HIST_EDGES) + 1)
             assert partial.hist[layer, key].tolist() == counts.tolist()
@@ -127,19 +140,41 @@ def test_stopped_shard_resumes_from_its_checkpoint_to_the_same_result(store_fact
     ckpt = tmp_path / "shard-0000.ckpt.pt"
     calls = []
     with pytest.raises(MiningStopped):
-        mine_range(loaded, store, cfg, 0, len(store), checkpoint_path=ckpt,
-                   should_stop=lambda: len(calls) >= 7, progress=lambda s, t: calls.append(s))
+        mine_range(
+            loaded,
+            store,
+            cfg,
+            0,
+            len(store),
+            checkpoint_path=ckpt,
+            should_stop=lambda: len(calls) >= 7,
+            progress=lambda s, t: calls.append(s),
+        )
     saved = Partial.load(ckpt)
     assert saved.meta["batches_done"] == 7 and not saved.complete
     resumed_progress = []
-    resumed = mine_range(loaded, store, cfg, 0, len(store), checkpoint_path=ckpt,
-                         progress=lambda s, t: resumed_progress.append(s))
+    resumed = mine_range(
+        loaded,
+        store,
+        cfg,
+        0,
+        len(store),
+        checkpoint_path=ckpt,
+        progress=lambda s, t: resumed_progress.append(s),
+    )
     assert resumed_progress[0] == calls[-1] + 4  # picked up after batch 7, not from 0
     assert resumed_progress[-1] == len(store)
     assert_partials_equal(resumed, whole)
     # A complete checkpoint is returned as is: a shard run twice leaves one result.
-    again = mine_range(loaded, store, cfg, 0, len(store), checkpoint_path=ckpt,
-                       progress=lambda s, t: pytest.fail("recomputed"))
+    again = mine_range(
+        loaded,
+        store,
+        cfg,
+        0,
+        len(store),
+        checkpoint_path=ckpt,
+        progress=lambda s, t: pytest.fail("recomputed"),
+    )
     assert_partials_equal(again, whole)
 
 
@@ -218,7 +253,10 @@ def test_glu_coefficient_is_act_gate_times_up(store_factory):
         for i, mlp in enumerate(mlps)
     ]
     try:
-        with torch.inference_mode(), loaded.capture(lambda i, m: captured.__setitem__(i, m.clone())):
+        with (
+            torch.inference_mode(),
+            loaded.capture(lambda i, m: captured.__setitem__(i, m.clone())),
+        ):
             loaded.forward(torch.from_numpy(ids), torch.from_numpy(present.astype(np.int64)))
     finally:
         for h in handles:
@@ -230,7 +268,7 @@ def test_glu_coefficient_is_act_gate_times_up(store_factory):
         torch.testing.assert_close(captured[i], by_hand, rtol=1e-5, atol=1e-6)
     # and the miner's best coefficient of a key is that product's max over real tokens
     partial = mine_range(loaded, store, small_cfg(batch_size=32), 0, len(store))
-    value, s, t = entries(partial, 1, 3)[0]
+    value, s, _t = entries(partial, 1, 3)[0]
     x = inputs[1][int(np.flatnonzero(sentences == s)[0])]
     mlp = mlps[1]
     with torch.inference_mode():
@@ -292,8 +330,11 @@ def test_too_many_keys_per_layer_is_an_error():
 
 @pytest.mark.parametrize(
     ("key", "message"),
-    [((2, 0), "layer 2 out of range"), ((-1, 0), "layer -1 out of range"),
-     ((0, 48), "key index 48 out of range")],
+    [
+        ((2, 0), "layer 2 out of range"),
+        ((-1, 0), "layer -1 out of range"),
+        ((0, 48), "key index 48 out of range"),
+    ],
 )
 def test_explicit_keys_out_of_range_are_errors(key, message):
     with pytest.raises(MiningError, match=message):
@@ -303,3 +344,74 @@ def test_explicit_keys_out_of_range_are_errors(key, message):
 def test_top_k_above_keep_k_is_an_error():
     with pytest.raises(MiningError, match=r"top_k \(65\) cannot exceed keep_k \(64\)"):
         MineConfig(top_k=65, keep_k=64).validate()
+
+
+def test_dense_and_flat_merges_agree_when_candidates_crowd_one_key():
+    from mining.core.miner import _merge_topk, _merge_topk_flat
+
+    gen = torch.Generator().manual_seed(0)
+    n_keys, k = 6, 4
+    empty = (
+        torch.full((n_keys, k), SENTINEL),
+        torch.zeros((n_keys, k), dtype=torch.int32),
+        torch.zeros((n_keys, k), dtype=torch.int64),
+    )
+    for crowded in (False, True):
+        n = 200
+        f = (
+            torch.zeros(n, dtype=torch.int64)
+            if crowded
+            else torch.randint(0, n_keys, (n,), generator=gen)
+        )
+        values = torch.randint(0, 5, (n,), generator=gen).float()  # many equal values
+        sentences = torch.randperm(n, generator=gen)
+        pos = torch.randint(0, 3, (n,), generator=gen, dtype=torch.int32)
+        hashes = pos.long() * 7 + values.long()  # equal prefix ⇒ equal value, as in a model
+        for dedup in (False, True):
+            cand = (f, pack_keys(values, sentences), pos, hashes)
+            dense = _merge_topk(*empty, *cand, dedup=dedup)
+            flat = _merge_topk_flat(*empty, *cand, dedup=dedup)
+            for a, b in zip(dense, flat, strict=True):
+                assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "real",
+    [
+        [[0, 1, 1, 1, 0], [0, 1, 1, 0, 0]],  # [CLS] a b [SEP] / [CLS] a [SEP] pad
+        [[1, 0, 1, 0, 0], [0, 1, 0, 0, 1]],  # no position real in every row
+        [[1, 1, 1, 1, 1], [1, 1, 1, 1, 1]],  # no mask at all
+    ],
+)
+def test_sentence_max_uses_only_real_positions(real):
+    from mining.core.miner import _StreamingMiner
+
+    real_np = np.array(real, dtype=bool)
+    miner = _StreamingMiner(Partial.empty({}, 1, 3, 4), False, torch.device("cpu"), 2)
+    miner.begin_batch(np.arange(2), torch.zeros((2, 5), dtype=torch.int64), real_np, torch.float32)
+    m = torch.randn(2, 5, 3) + 10 * torch.from_numpy(~real_np)[:, :, None]  # loud non-real
+    expected = m.masked_fill(torch.from_numpy(~real_np)[:, :, None], -math.inf).amax(dim=1)
+    assert torch.equal(miner._best(m), expected)
+
+
+def test_histogram_buckets_follow_the_documented_edges():
+    from mining.core.miner import hist_buckets
+
+    edges = torch.tensor(HIST_EDGES)
+    values = torch.cat(
+        [
+            torch.randn(5000) * 6,
+            edges,
+            -edges,
+            edges * 1.0001,
+            edges * 0.9999,
+            torch.tensor([0.0, -0.0, 1e-30, -1e-30, 1e30, -1e30]),
+        ]
+    )
+    signbit = torch.signbit(values)
+    expected = torch.where(
+        signbit,
+        torch.bucketize(values, edges, right=False),
+        torch.bucketize(values, edges, right=True),
+    )
+    assert torch.equal(hist_buckets(values).long(), expected)

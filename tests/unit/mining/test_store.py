@@ -12,12 +12,19 @@ from .conftest import make_tokenizer
 
 def test_each_sentence_is_tokenized_alone_with_special_tokens(tmp_path):
     tok = make_tokenizer("bert")
-    store = build_store(["red cat", "blue dog runs fast", "the"], tok, tmp_path / "s",
-                        tokenizer_name="tiny")
+    store = build_store(
+        ["red cat", "blue dog runs fast", "the"], tok, tmp_path / "s", tokenizer_name="tiny"
+    )
     assert len(store) == 3 and store.n_tokens == 4 + 6 + 3
     ids = store.tokens(1)
-    assert tok.convert_ids_to_tokens(ids.tolist()) == ["[CLS]", "blue", "dog", "[UNK]", "[UNK]",
-                                                       "[SEP]"]
+    assert tok.convert_ids_to_tokens(ids.tolist()) == [
+        "[CLS]",
+        "blue",
+        "dog",
+        "[UNK]",
+        "[UNK]",
+        "[SEP]",
+    ]
     assert store.special(1).tolist() == [True, False, False, False, False, True]  # UNK is real
     assert store.sentence(1) == "blue dog runs fast"
     reopened = CorpusStore.open(tmp_path / "s")
