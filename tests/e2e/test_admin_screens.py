@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -17,21 +16,28 @@ from tests.factories import PASSWORD, StudyFactory, key_with_prefixes
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
+def _gpu_queue_size() -> int:
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        return int(connection.default_channel.queue_declare("gpu", passive=True).message_count)
+
+
 @pytest.fixture
 def broker_queue():
-    """The embedded file-system broker's queue folder (no worker reads it in e2e).
+    """How many messages this test sent to the ``gpu`` queue, on whichever broker is set
+    (the file-system one, or Redis in CI); no worker reads it in e2e.
 
-    The messages this test sends are removed afterwards, so that a later demo worker
-    does not pick up a task for a run of the test database.
+    The queue is emptied afterwards, so that a later worker does not pick up a task for
+    a run of the test database.
     """
-    from config.celery import app, ensure_broker_folders
+    from config.celery import app
 
-    ensure_broker_folders()
-    queue = Path(app.conf.broker_transport_options["data_folder_in"])
-    before = set(queue.iterdir())
-    yield lambda: set(queue.iterdir()) - before
-    for message in set(queue.iterdir()) - before:
-        message.unlink(missing_ok=True)
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge("gpu")
+    yield _gpu_queue_size
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge("gpu")
 
 
 @pytest.fixture
@@ -112,7 +118,7 @@ def test_admin_starts_a_mining_run_and_cancels_it(page, carol, broker_queue):
     assert run.status == "queued"
     assert (run.params["model"], run.params["corpus"]) == ("builtin:minilm", "builtin:wiki-vital")
     assert run.params["max_sentences"] == 50
-    assert len(broker_queue()) == 1  # the prepare task was sent to the broker
+    assert broker_queue() == 1  # the prepare task was sent to the broker
 
     run_card.get_by_role("button", name="Cancel the run mined-in-e2e").click()
     expect(run_card.get_by_test_id("run-status")).to_have_text("cancelled")
