@@ -351,6 +351,12 @@ def main() -> None:
             f"{sizes['annotations']} annotations, {sizes['patterns']} patterns, "
             f"{sizes['covered']} covered prefixes in {time.perf_counter() - start:.1f} s"
         )
+        if connection.vendor == "postgresql":
+            # What autovacuum does after a bulk load in a running deployment (and what the
+            # loaders do themselves): without statistics the planner picks nested loops
+            # over millions of rows.
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
         connection.close()
 
         quarter = ",".join(str(layer) for layer in range(1, N_LAYERS // 4 + 1))

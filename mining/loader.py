@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
+from annotate.db import analyze
 from annotate.models import Key, Study, TriggerPrefix
 from mining.core import KeyResult, MineConfig, MiningError
 
@@ -89,4 +90,5 @@ def study_load(
     )
     run.study = study
     run.save(update_fields=["study"])
+    analyze(Key, TriggerPrefix)
     return study

@@ -28,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.apis.common import MAX_DESCRIPTION
+from annotate.db import analyze
 from annotate.models import (
     Annotation,
     AnnotationEvent,
@@ -549,4 +550,5 @@ def study_import(
                 chunk = []
         if chunk:
             _write_chunk(study, chunk, users, assignments, batch, actor, result)
+        analyze(Key, TriggerPrefix, Annotation, Pattern, Pattern.prefixes.through)
     return result
