@@ -248,6 +248,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+    # Web processes publish into these folders and workers read them: both need them.
+    for _folder in ("queue", "processed", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
 else:
     # Redis redelivers a message that was not acknowledged after this many seconds:
     # how a shard whose worker was killed gets mined again. A shard must finish within

@@ -149,9 +149,6 @@ class Command(BaseCommand):
         out.write("")
 
     def _serve(self, port: int) -> None:
-        from config.celery import ensure_broker_folders
-
-        ensure_broker_folders()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         web = subprocess.Popen(
             [
