@@ -10,7 +10,10 @@ index ascending — with no ties between distinct sentences:
 
     rank_key = (order_preserving_int32(coefficient) << 32) | (2**32 - 1 - sentence)
 
-Hot path per layer and batch (no Python loop over keys, positions or sentences):
+Hot path per layer and batch (no Python loop over keys, positions or sentences). On
+the CPU in float32 it is one compiled pass, ``kernels.update_layer``, which reads the
+coefficients once, updates the statistics and inserts straight into each key's sorted
+top-K. Elsewhere (bfloat16, CUDA) it is this tensor path, with the same result:
 
 1. masked = m + additive mask (-inf on padding and special tokens)    [batch, pos, d_ff]
 2. per-sentence max over positions → rank keys                        [batch, d_ff]
@@ -38,14 +41,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import kernels
 from .config import MineConfig
 from .errors import MiningError, MiningStopped
 from .models import LoadedModel
 from .store import CorpusStore
 
-SENTINEL = torch.iinfo(torch.int64).min  # an empty top-K slot; below every real key
-MAX_SENTENCES = 2**32 - 1  # the low 32 bits of a rank key hold the sentence index
-SUM_SCALE = 2.0**20  # sums are kept in int64 fixed point: associative, hence exact shards
+SENTINEL = kernels.SENTINEL
+MAX_SENTENCES = kernels.MAX_SENTENCES
+SUM_SCALE = kernels.SUM_SCALE
 # Histogram of each key's per-sentence maximum coefficient (one count per sentence),
 # bucket b between HIST_EDGES[b-1] and HIST_EDGES[b] (-inf/+inf at the ends), closed
 # towards zero: [e, e') for values >= 0 and (e, e'] for values < 0 (the sign bit
@@ -459,6 +463,17 @@ class _StreamingMiner:
         self._batch: dict[str, torch.Tensor] = {}
         self._scratch: torch.Tensor | None = None
         self._span = (0, 0)
+        # float32 on the CPU: the compiled one-pass kernel updates the state in place.
+        self.kernel_ok = device.type == "cpu" and kernels.available()
+        self.fused = False
+        self._views: list[dict[str, np.ndarray]] = []
+        self._kernel_batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        if self.kernel_ok:
+            kernels.use_threads(torch.get_num_threads())
+            self._views = [
+                {name: getattr(self.p, name)[layer].numpy() for name in kernels.STATE}
+                for layer in range(n_layers)
+            ]
 
     def _update_floor(self, layer: int) -> None:
         kth = self.p.keys[layer, :, -1]
@@ -468,6 +483,18 @@ class _StreamingMiner:
         self, sentences: np.ndarray, ids: torch.Tensor, real: np.ndarray, dtype: torch.dtype
     ) -> None:
         """sentences [batch]; ids [batch, pos] on the device; real [batch, pos] (numpy)."""
+        self.p.n_positions += int(real.sum())
+        self.fused = self.kernel_ok and dtype == torch.float32
+        if self.fused:
+            hashes = (
+                prefix_hashes(ids).numpy() if self.causal else np.zeros(real.shape, dtype=np.int64)
+            )
+            self._kernel_batch = (
+                np.ascontiguousarray(real, dtype=np.bool_),
+                np.ascontiguousarray(sentences, dtype=np.int64),
+                hashes,
+            )
+            return
         real_t = torch.from_numpy(real).to(self.device)
         additive = torch.zeros(real.shape, dtype=dtype, device=self.device)
         additive.masked_fill_(~real_t, -math.inf)
@@ -490,7 +517,6 @@ class _StreamingMiner:
         shape = (*real.shape, self.d_ff)
         if self._scratch is None or self._scratch.shape != shape or self._scratch.dtype != dtype:
             self._scratch = torch.empty(shape, dtype=dtype, device=self.device)
-        self.p.n_positions += int(real.sum())
 
     def _best(self, m: torch.Tensor) -> torch.Tensor:
         """[batch, d_ff]: each sentence's max over its real positions (-inf elsewhere)."""
@@ -507,6 +533,12 @@ class _StreamingMiner:
 
     def on_layer(self, layer: int, m: torch.Tensor) -> None:
         """The hook: m [batch, pos, d_ff], the input of the layer's down projection."""
+        if self.fused:
+            assert self._kernel_batch is not None
+            kernels.update_layer(
+                m.contiguous().numpy(), *self._kernel_batch, self.causal, self._views[layer]
+            )
+            return
         batch = self._batch
         p = self.p
         best = self._best(m)  # [batch, d_ff] per-sentence max over real positions

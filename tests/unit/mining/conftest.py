@@ -250,3 +250,12 @@ def store_factory(tmp_path: Path) -> Callable[..., CorpusStore]:
         return make_store(loaded, sentences, tmp_path / f"store{next(counter)}", **kwargs)
 
     return factory
+
+
+@pytest.fixture(params=["kernel", "tensor"])
+def miner_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test on both implementations of the hot path: the compiled CPU kernel
+    (float32 on the CPU) and the tensor path (bfloat16, CUDA), which CI has no GPU
+    to run otherwise."""
+    monkeypatch.setenv("FFKV_MINING_KERNEL", "auto" if request.param == "kernel" else "tensor")
+    return str(request.param)

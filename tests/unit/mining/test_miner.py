@@ -64,7 +64,7 @@ def assert_partials_equal(a: Partial, b: Partial) -> None:
 
 
 @pytest.mark.parametrize("family", ["gpt2", "llama", "bert"])
-def test_top_k_of_every_key_equals_brute_force(family, store_factory):
+def test_top_k_of_every_key_equals_brute_force(family, store_factory, miner_path):
     loaded = tiny_loaded(family)
     store = store_factory(loaded, random_sentences(150, seed=1))
     cfg = small_cfg()
@@ -76,7 +76,7 @@ def test_top_k_of_every_key_equals_brute_force(family, store_factory):
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bert"])
-def test_statistics_equal_brute_force(family, store_factory):
+def test_statistics_equal_brute_force(family, store_factory, miner_path):
     loaded = tiny_loaded(family)
     store = store_factory(loaded, random_sentences(60, seed=2))
     cfg = small_cfg()
@@ -105,7 +105,7 @@ def test_statistics_equal_brute_force(family, store_factory):
 
 @pytest.mark.parametrize("family", ["gpt2", "bert"])
 @pytest.mark.parametrize("n_shards", [1, 2, 5])
-def test_shards_merge_to_exactly_one_pass(family, n_shards, store_factory):
+def test_shards_merge_to_exactly_one_pass(family, n_shards, store_factory, miner_path):
     loaded = tiny_loaded(family)
     store = store_factory(loaded, random_sentences(130, seed=3))
     cfg = small_cfg()
@@ -132,7 +132,9 @@ def test_unaligned_shard_is_refused(store_factory):
         mine_range(loaded, store, small_cfg(), 3, 20)
 
 
-def test_stopped_shard_resumes_from_its_checkpoint_to_the_same_result(store_factory, tmp_path):
+def test_stopped_shard_resumes_from_its_checkpoint_to_the_same_result(
+    store_factory, miner_path, tmp_path
+):
     loaded = tiny_loaded("gpt2")
     store = store_factory(loaded, random_sentences(120, seed=4))
     cfg = small_cfg()
@@ -188,7 +190,9 @@ def test_partial_round_trips_through_a_file(store_factory, tmp_path):
     assert loaded_back.meta == partial.meta
 
 
-def test_hundreds_of_sentences_with_one_first_token_keep_distinct_prefixes(store_factory):
+def test_hundreds_of_sentences_with_one_first_token_keep_distinct_prefixes(
+    store_factory, miner_path
+):
     loaded = tiny_loaded("gpt2")
     with torch.no_grad():  # make position 0 ("alpha", same everywhere) win most keys
         loaded.model.transformer.wpe.weight[0] *= 8
@@ -212,7 +216,7 @@ def test_hundreds_of_sentences_with_one_first_token_keep_distinct_prefixes(store
 
 
 @pytest.mark.parametrize("family", ["bert", "llama"])
-def test_padding_and_special_tokens_are_never_triggers(family, store_factory):
+def test_padding_and_special_tokens_are_never_triggers(family, store_factory, miner_path):
     loaded = tiny_loaded(family)
     with torch.no_grad():  # make [CLS]/[SEP]/<s> (ids 2, 3, 4) and [PAD] (0) loud
         emb = loaded.model.get_input_embeddings().weight
@@ -232,7 +236,7 @@ def test_padding_and_special_tokens_are_never_triggers(family, store_factory):
             assert ex.prefix and ex.sentence.startswith(ex.prefix)
 
 
-def test_position_zero_is_a_candidate_without_a_bos_token(store_factory):
+def test_position_zero_is_a_candidate_without_a_bos_token(store_factory, miner_path):
     loaded = tiny_loaded("gpt2")
     with torch.no_grad():
         loaded.model.transformer.wpe.weight[0] *= 8
@@ -383,8 +387,10 @@ def test_dense_and_flat_merges_agree_when_candidates_crowd_one_key():
         [[1, 1, 1, 1, 1], [1, 1, 1, 1, 1]],  # no mask at all
     ],
 )
-def test_sentence_max_uses_only_real_positions(real):
+def test_sentence_max_uses_only_real_positions(real, monkeypatch):
     from mining.core.miner import _StreamingMiner
+
+    monkeypatch.setenv("FFKV_MINING_KERNEL", "tensor")  # the kernel has no separate max
 
     real_np = np.array(real, dtype=bool)
     miner = _StreamingMiner(Partial.empty({}, 1, 3, 4), False, torch.device("cpu"), 2)
@@ -415,3 +421,21 @@ def test_histogram_buckets_follow_the_documented_edges():
         torch.bucketize(values, edges, right=True),
     )
     assert torch.equal(hist_buckets(values).long(), expected)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama", "bert"])
+def test_kernel_and_tensor_paths_agree(family, store_factory, monkeypatch):
+    """The compiled CPU kernel and the tensor path give the same state: bit for bit,
+    except the sums, which the kernel accumulates in float64 rather than float32."""
+    loaded = tiny_loaded(family)
+    store = store_factory(loaded, random_sentences(120, seed=11))
+    cfg = small_cfg()
+    results = {}
+    for path in ("auto", "tensor"):
+        monkeypatch.setenv("FFKV_MINING_KERNEL", path)
+        results[path] = mine_range(loaded, store, cfg, 0, len(store))
+    kernel, tensor = results["auto"], results["tensor"]
+    for name in Partial.TENSORS:
+        if name != "sum_fixed":
+            assert torch.equal(getattr(kernel, name), getattr(tensor, name)), name
+    torch.testing.assert_close(kernel.mean(), tensor.mean(), rtol=1e-5, atol=1e-6)

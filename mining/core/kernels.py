@@ -1,0 +1,204 @@
+"""The miner's CPU kernel: one compiled pass over a layer's coefficients per batch.
+
+On the CPU the miner is bound by memory traffic: a handful of tensor operations per
+layer (per-sentence max, count of m > 0, sum, then a gather of the candidates' columns
+for their argmax) each read the [batch, pos, d_ff] coefficients again, and each
+small operation pays a thread synchronisation. ``update_layer`` reads them once and,
+in the same pass, updates every per-key statistic and inserts the per-sentence maxima
+that beat a key's K-th best straight into its sorted top-K (with the prefix dedup), so
+that nothing is buffered. It computes exactly what the portable tensor path in
+``miner._StreamingMiner`` computes (the rank-key order, earliest position on ties,
+dedup of equal prefixes, empty slots as SENTINEL/0/0); only the sums are added in
+another order (float32 per sentence, float64 over the batch) before they go to the
+fixed-point total, so the mean may differ from the tensor path's in the last digits.
+
+The reduction is split over the cores by sentence, the state updates by blocks of keys
+(no two threads touch one key's state). numba compiles the kernels on first use and
+caches the machine code on disk. ``FFKV_MINING_KERNEL=tensor`` turns them off.
+
+Used for float32 on the CPU; bfloat16 and CUDA use the tensor path (on a GPU the
+extra passes cost little next to the forward).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numba
+import numpy as np
+
+# numba's OpenMP layer would be a second OpenMP runtime beside torch's, and the two
+# pools' spinning threads fight for the cores between a layer's matmuls and the kernel
+# (0.88x of forward-only on 2 cores instead of 0.96x); the work-queue layer's threads
+# sleep when idle. NUMBA_THREADING_LAYER still overrides it.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]
+
+SENTINEL = np.iinfo(np.int64).min  # an empty top-K slot; below every real key
+MAX_SENTENCES = 2**32 - 1  # the low 32 bits of a rank key hold the sentence index
+SUM_SCALE = 2.0**20  # sums are kept in int64 fixed point: associative, hence exact shards
+KEYS_PER_TASK = 64  # keys per unit of parallel work: a 256-byte slice of each row
+
+
+STATE = ("keys", "positions", "hashes", "n_positive", "sum_fixed", "max", "hist")
+
+
+def use_threads(n: int) -> None:
+    """Run the kernel on as many threads as torch uses (numba's pool is its own)."""
+    limit = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(n, limit)))
+
+
+def available() -> bool:
+    return os.environ.get("FFKV_MINING_KERNEL", "auto") != "tensor"
+
+
+def _njit(**options: Any) -> Any:
+    def decorate(fn: Any) -> Any:
+        try:
+            return numba.njit(cache=True, boundscheck=False, nogil=True, **options)(fn)
+        except RuntimeError:  # no writable cache location (read-only install): compile
+            return numba.njit(cache=False, boundscheck=False, nogil=True, **options)(fn)
+
+    return decorate
+
+
+@_njit()
+def _insert(
+    keys: Any, positions: Any, hashes: Any, c: int, rank: int, pos: int, h: int, dedup: bool
+) -> None:
+    """Put ``rank`` into key c's top-K row (sorted best first) if it belongs there.
+
+    With ``dedup``, an entry with the same prefix hash is kept only if better: the
+    better of the two stays, the other goes (exactly the deduplicated top-K of all
+    entries ever seen: an evicted entry of the same prefix was below the whole row).
+    """
+    k = keys.shape[1]
+    if rank <= keys[c, k - 1]:
+        return
+    if dedup:
+        for j in range(k):
+            if keys[c, j] == SENTINEL:
+                break
+            if hashes[c, j] == h:
+                if rank <= keys[c, j]:
+                    return
+                for q in range(j, k - 1):  # drop the worse copy; the row stays sorted
+                    keys[c, q] = keys[c, q + 1]
+                    positions[c, q] = positions[c, q + 1]
+                    hashes[c, q] = hashes[c, q + 1]
+                keys[c, k - 1] = SENTINEL
+                positions[c, k - 1] = 0
+                hashes[c, k - 1] = 0
+                break
+    i = k - 1
+    while i > 0 and keys[c, i - 1] < rank:
+        keys[c, i] = keys[c, i - 1]
+        positions[c, i] = positions[c, i - 1]
+        hashes[c, i] = hashes[c, i - 1]
+        i -= 1
+    keys[c, i] = rank
+    positions[c, i] = pos
+    hashes[c, i] = h
+
+
+@_njit(parallel=True)
+def _reduce_rows(m: Any, real: Any) -> tuple[Any, Any, Any, Any]:
+    """Per sentence and key: max over real positions, its earliest position, the count
+    of m > 0 and the sum of m. One read of m, a sentence per task, rows contiguous."""
+    n_batch, width, d_ff = m.shape
+    best = np.empty((n_batch, d_ff), np.float32)
+    where = np.zeros((n_batch, d_ff), np.int32)
+    count = np.zeros((n_batch, d_ff), np.float32)  # exact: at most 4096 per sentence
+    total = np.zeros((n_batch, d_ff), np.float32)
+    for b in numba.prange(n_batch):
+        bb = best[b]
+        ww = where[b]
+        cc = count[b]
+        tt = total[b]
+        bb[:] = -np.inf
+        for t in range(width):
+            if not real[b, t]:
+                continue
+            row = m[b, t]
+            tf = np.int32(t)
+            for c in range(d_ff):
+                v = row[c]
+                gt = v > bb[c]  # strict: the earliest position wins ties
+                bb[c] = v if gt else bb[c]
+                ww[c] = tf if gt else ww[c]
+            for c in range(d_ff):
+                v = row[c]
+                cc[c] += np.float32(1.0) if v > 0 else np.float32(0.0)
+                tt[c] += v
+    return best, where, count, total
+
+
+@_njit(parallel=True)
+def _update_keys(
+    best: Any,
+    where: Any,
+    count: Any,
+    total: Any,
+    sentences: Any,
+    prefix_hashes: Any,
+    dedup: bool,
+    keys: Any,
+    positions: Any,
+    hashes: Any,
+    n_positive: Any,
+    sum_fixed: Any,
+    maxima: Any,
+    hist: Any,
+) -> None:
+    """Statistics and top-K insertion, a block of keys per task."""
+    n_batch, d_ff = best.shape
+    k = keys.shape[1]
+    bits = best.view(np.int32)
+    n_tasks = (d_ff + KEYS_PER_TASK - 1) // KEYS_PER_TASK
+    for task in numba.prange(n_tasks):
+        for c in range(task * KEYS_PER_TASK, min(d_ff, (task + 1) * KEYS_PER_TASK)):
+            positive = 0.0
+            summed = 0.0
+            for b in range(n_batch):
+                positive += count[b, c]
+                summed += total[b, c]
+                v = best[b, c]
+                if v > maxima[c]:
+                    maxima[c] = v
+                # Histogram bucket from the exponent bits (see miner.hist_buckets).
+                x = bits[b, c]
+                magnitude = min(max(((x >> 23) & 0xFF) - 124, 0), 8)
+                bucket = 6 - min(magnitude, 6) if x < 0 else magnitude + 7
+                hist[c, bucket] += 1
+                best[b, c] = v + np.float32(0.0)  # -0.0 -> +0.0: equal floats, equal keys
+                x = bits[b, c]
+                ordered = x ^ 0x7FFFFFFF if x < 0 else x
+                rank = (np.int64(ordered) << 32) | (MAX_SENTENCES - sentences[b])
+                if rank > keys[c, k - 1]:
+                    pos = where[b, c]
+                    _insert(keys, positions, hashes, c, rank, pos, prefix_hashes[b, pos], dedup)
+            n_positive[c] += np.int64(positive)
+            sum_fixed[c] += np.int64(np.round(summed * SUM_SCALE))
+
+
+def update_layer(
+    m: np.ndarray,
+    real: np.ndarray,
+    sentences: np.ndarray,
+    prefix_hashes: np.ndarray,
+    dedup: bool,
+    state: dict[str, np.ndarray],
+) -> None:
+    """Fold one layer's coefficients of one batch into its state, in place.
+
+    m [batch, pos, d_ff] float32 (C order); real [batch, pos] bool; sentences [batch]
+    int64; prefix_hashes [batch, pos] int64 (zeros for encoders). ``state`` holds the
+    layer's views: keys/positions/hashes [d_ff, K], n_positive/sum_fixed/max [d_ff],
+    hist [d_ff, bins].
+    """
+    best, where, count, total = _reduce_rows(m, real)
+    _update_keys(
+        best, where, count, total, sentences, prefix_hashes, dedup, *(state[n] for n in STATE)
+    )
