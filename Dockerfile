@@ -12,4 +12,5 @@ COPY . .
 RUN DJANGO_ENV=production SECRET_KEY=collectstatic-only DATABASE_URL=sqlite:////tmp/x.db \
     python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--threads", "4"]
+# Workers, threads, preload and keep-alive: config/gunicorn.conf.py (the API bench uses it too).
+CMD ["gunicorn", "-c", "config/gunicorn.conf.py", "config.wsgi:application"]

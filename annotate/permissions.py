@@ -5,12 +5,16 @@ from __future__ import annotations
 from rest_framework.permissions import BasePermission
 
 ANNOTATOR_GROUP = "annotator"
+# Set by ``annotate.backends.RoleModelBackend`` on the request's user, from the same query.
+ROLE_ATTRIBUTE = "in_annotator_group"
 
 
 def user_is_annotator(user) -> bool:
     if not user.is_authenticated or not user.is_active:
         return False
-    # The prefetch-free check: one query at most, cached per request by the caller.
+    known = getattr(user, ROLE_ATTRIBUTE, None)
+    if known is not None:
+        return bool(known)
     return user.groups.filter(name=ANNOTATOR_GROUP).exists()
 
 

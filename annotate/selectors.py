@@ -110,13 +110,46 @@ class AnnotationView:
     labels: list[PrefixLabel]
 
 
+def pattern_list_for_annotation(*, annotation_id: int) -> list[PatternView]:
+    """The annotation's patterns in (order, id) order, each with its covered ranks sorted.
+
+    One query: the patterns LEFT JOINed to their prefixes, a row per (pattern, prefix).
+    The services build the audit trail's before/after from it, the API its answers.
+    """
+    rows = (
+        Pattern.objects.filter(annotation_id=annotation_id)
+        .order_by("order", "id")
+        .values_list("id", "description", "kind", "order", "client_id", "prefixes__rank")
+    )
+    patterns: dict[int, PatternView] = {}
+    for pk, description, kind, order, client_id, rank in rows:
+        pattern = patterns.get(pk)
+        if pattern is None:
+            pattern = patterns[pk] = PatternView(
+                id=pk,
+                description=description,
+                kind=kind,
+                prefix_ranks=[],
+                order=order,
+                client_id=client_id,
+            )
+        if rank is not None:
+            pattern.prefix_ranks.append(rank)
+    for pattern in patterns.values():
+        pattern.prefix_ranks.sort()
+    return list(patterns.values())
+
+
 def annotation_view(
-    *, annotation: Annotation, ranks: Sequence[int] | None = None
+    *,
+    annotation: Annotation,
+    ranks: Sequence[int] | None = None,
+    patterns: Sequence[PatternView] | None = None,
 ) -> AnnotationView:
     """The annotation with its patterns and the label of every prefix of its key.
 
-    Three queries (patterns, their ranks, and the key's ranks unless ``ranks`` is given)
-    whatever the number of patterns and prefixes.
+    At most two queries (the patterns with their ranks unless ``patterns`` is given, the
+    key's ranks unless ``ranks`` is given) whatever the number of patterns and prefixes.
     """
     if ranks is None:
         ranks = list(
@@ -124,21 +157,8 @@ def annotation_view(
             .order_by("rank")
             .values_list("rank", flat=True)
         )
-    covered: dict[int, list[int]] = defaultdict(list)
-    through = Pattern.prefixes.through.objects.filter(pattern__annotation_id=annotation.pk)
-    for pattern_id, rank in through.values_list("pattern_id", "triggerprefix__rank"):
-        covered[pattern_id].append(rank)
-    patterns = [
-        PatternView(
-            id=pattern.pk,
-            description=pattern.description,
-            kind=pattern.kind,
-            prefix_ranks=sorted(covered[pattern.pk]),
-            order=pattern.order,
-            client_id=pattern.client_id,
-        )
-        for pattern in Pattern.objects.filter(annotation_id=annotation.pk).order_by("order", "id")
-    ]
+    if patterns is None:
+        patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
     labels = prefix_labels(ranks=ranks, patterns=patterns)
     return AnnotationView(
         id=annotation.pk,
@@ -148,14 +168,17 @@ def annotation_view(
         version=annotation.version,
         submitted_at=annotation.submitted_at,
         updated_at=annotation.updated_at,
-        patterns=patterns,
+        patterns=list(patterns),
         labels=[PrefixLabel(rank=r, label=label) for r, label in zip(ranks, labels, strict=True)],
     )
 
 
 def annotation_get_for_annotator(*, key: Key, user: User) -> Annotation | None:
-    """The user's own annotation of ``key`` (never another annotator's)."""
-    return Annotation.objects.filter(key=key, annotator_id=user.pk).first()
+    """The user's own annotation of ``key`` (never another annotator's). One query."""
+    try:
+        return Annotation.objects.get(key_id=key.pk, annotator_id=user.pk)
+    except Annotation.DoesNotExist:
+        return None
 
 
 def pattern_get_for_annotator(*, key: Key, pattern_id: int, user: User) -> Pattern | None:
@@ -261,18 +284,78 @@ def key_next_for_annotator(*, user: User, assignment_id: int | None = None) -> N
     return None if row is None else NextKey(key_id=row[0], assignment_id=row[1])
 
 
+def _assigned_key(*, key_id: int, user: User) -> QuerySet[Key]:
+    # A join rather than Exists(): the ORM takes ~1 ms of CPU more to build the subquery
+    # (measured), on every annotator request. A key in two of the user's assignments
+    # comes twice; the callers take the first row.
+    return Key.objects.filter(pk=key_id, assignments__annotator_id=user.pk).order_by()
+
+
 def key_get_for_annotator(*, key_id: int, user: User) -> Key | None:
-    """The key with its study and prefixes (rank order), only if it is in one of the
-    user's assignments; None otherwise, whether or not the key exists. Two queries."""
-    return (
-        Key.objects.filter(
-            Exists(_assigned_to(user).filter(key=OuterRef("pk"))),
-            pk=key_id,
-        )
+    """The key, only if it is in one of the user's assignments; None otherwise, whether
+    or not the key exists. One query."""
+    return _assigned_key(key_id=key_id, user=user).only("id", "study_id", "layer", "index").first()
+
+
+def prefix_list_for_key(*, key: Key) -> list[TriggerPrefix]:
+    """The key's prefixes in rank order, with only what a write names them by (``id``,
+    ``key_id``, ``rank``). One query."""
+    return list(
+        TriggerPrefix.objects.filter(key_id=key.pk).only("id", "key_id", "rank").order_by("rank")
+    )
+
+
+# What the annotator's screen shows of a trigger prefix (the API's ``TriggerPrefix``).
+KEY_DETAIL_PREFIX_FIELDS = (
+    "rank",
+    "coefficient",
+    "text",
+    "trigger_token",
+    "next_token",
+    "suffix",
+    "sentence",
+    "sentence_index",
+    "position",
+)
+
+
+@dataclass(frozen=True)
+class KeyDetail:
+    key: Key  # with its study; only what the annotator's screen shows is loaded
+    prefixes: list[dict[str, Any]]  # KEY_DETAIL_PREFIX_FIELDS of each prefix, rank order
+
+
+def key_detail_for_annotator(*, key_id: int, user: User) -> KeyDetail | None:
+    """The key as the annotator's screen shows it: its study, and its prefixes in rank
+    order as plain dicts. None unless the key is in one of the user's assignments, whether
+    or not it exists. Two queries.
+
+    Plain dicts rather than model instances: this is the annotator's most frequent read
+    (DESIGN §8 budgets it), and 25 prefixes through model instances and DRF fields cost
+    more CPU than the two queries themselves.
+    """
+    key = (
+        _assigned_key(key_id=key_id, user=user)
         .select_related("study")
-        .prefetch_related(Prefetch("prefixes", queryset=TriggerPrefix.objects.order_by("rank")))
+        .only(
+            "id",
+            "layer",
+            "index",
+            "value_top_tokens",
+            "study__name",
+            "study__is_causal",
+            "study__show_value_tokens",
+        )
         .first()
     )
+    if key is None:
+        return None
+    prefixes = list(
+        TriggerPrefix.objects.filter(key_id=key_id)
+        .order_by("rank")
+        .values(*KEY_DETAIL_PREFIX_FIELDS)
+    )
+    return KeyDetail(key=key, prefixes=prefixes)
 
 
 # --- admin ------------------------------------------------------------------------------

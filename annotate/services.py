@@ -14,13 +14,13 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group, User
-from django.db import transaction
-from django.db.models import Exists, Max, OuterRef
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from .models import (
@@ -35,6 +35,7 @@ from .models import (
     TriggerPrefix,
 )
 from .permissions import ANNOTATOR_GROUP, user_is_annotator
+from .selectors import PatternView, pattern_list_for_annotation
 
 # The 3-prefix rule (Geva et al. 2021, §3.1): a pattern must occur in at least 3 of the
 # key's top trigger prefixes.
@@ -366,11 +367,12 @@ def annotator_deactivate_and_reassign(
             annotator=annotator, key_id__in=moved_key_ids, status=Annotation.Status.DRAFT
         )
         for draft in drafts:
-            before = annotation_state(annotation=draft)
+            patterns = pattern_list_for_annotation(annotation_id=draft.pk)
+            before = annotation_state(annotation=draft, patterns=patterns)
             draft.annotator = reassign_to
             draft.version += 1
             draft.save(update_fields=["annotator", "version", "updated_at"])
-            _record(draft, actor, AnnotationEvent.Action.REASSIGN, before)
+            _record(draft, actor, AnnotationEvent.Action.REASSIGN, before, patterns)
             drafts_moved += 1
     return ReassignResult(
         keys_moved=len(moved),
@@ -382,13 +384,19 @@ def annotator_deactivate_and_reassign(
 # --- annotations ------------------------------------------------------------------------
 
 
-def annotation_state(*, annotation: Annotation) -> dict[str, Any]:
-    """The annotation as JSON, as the audit trail stores it (before/after)."""
-    ranks: dict[int, list[int]] = {}
-    through = Pattern.prefixes.through.objects.filter(pattern__annotation=annotation)
-    for pattern_id, rank in through.values_list("pattern_id", "triggerprefix__rank"):
-        ranks.setdefault(pattern_id, []).append(rank)
-    patterns = Pattern.objects.filter(annotation=annotation).order_by("order", "id")
+def annotation_state(
+    *, annotation: Annotation, patterns: Sequence[PatternView] | None = None
+) -> dict[str, Any]:
+    """The annotation as JSON, as the audit trail stores it (before/after).
+
+    From ``patterns`` (as ``pattern_list_for_annotation`` reads them) when the caller
+    already holds them, else one query. The writes below read the patterns once, under
+    the row lock, and derive the state after from the state before and the change they
+    made: the same JSON as reading it back (``tests/unit/annotate`` checks), without
+    reading it back.
+    """
+    if patterns is None:
+        patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
     return {
         "annotator": annotation.annotator.get_username(),
         "status": annotation.status,
@@ -396,10 +404,10 @@ def annotation_state(*, annotation: Annotation) -> dict[str, Any]:
         "version": annotation.version,
         "patterns": [
             {
-                "id": pattern.pk,
+                "id": pattern.id,
                 "description": pattern.description,
                 "kind": pattern.kind,
-                "prefix_ranks": sorted(ranks.get(pattern.pk, [])),
+                "prefix_ranks": sorted(pattern.prefix_ranks),
                 "client_id": str(pattern.client_id) if pattern.client_id else None,
             }
             for pattern in patterns
@@ -412,19 +420,27 @@ def _record(
     actor: User | None,
     action: str,
     before: dict[str, Any] | None,
+    patterns: Sequence[PatternView] | None = None,
 ) -> None:
+    """The audit record of a change; ``patterns``: the patterns after it, when known."""
     AnnotationEvent.objects.create(
         annotation=annotation,
         actor=actor,
         action=action,
         before=before,
-        after=annotation_state(annotation=annotation),
+        after=annotation_state(annotation=annotation, patterns=patterns),
     )
 
 
 def _lock(annotation: Annotation) -> Annotation:
     # A row lock on PostgreSQL; SQLite runs write transactions one at a time (IMMEDIATE).
-    return Annotation.objects.select_for_update().select_related("annotator").get(pk=annotation.pk)
+    # Only the annotation's row ("self"): the annotator's row is joined for the audit's
+    # username, and locking it too would make a login (last_login) wait on a save.
+    return (
+        Annotation.objects.select_for_update(of=("self",))
+        .select_related("annotator")
+        .get(pk=annotation.pk)
+    )
 
 
 def _check_writable(annotation: Annotation, version: int) -> None:
@@ -443,17 +459,29 @@ def _key_is_assigned(*, key: Key, annotator: User) -> bool:
     return AssignmentKey.objects.filter(key=key, assignment__annotator=annotator).exists()
 
 
-@transaction.atomic
 def annotation_get_or_create_for(*, key: Key, annotator: User) -> Annotation:
     """The annotator's annotation of ``key``, created as an empty draft on first use.
 
     Only for a key in one of the annotator's assignments (``KeyNotAssigned`` otherwise).
+    The reads need no transaction; the create and its audit record are one
+    (``get_or_create`` inside ``atomic`` would add a savepoint and a second read).
     """
     if not _key_is_assigned(key=key, annotator=annotator):
         raise KeyNotAssigned
-    annotation, created = Annotation.objects.get_or_create(key=key, annotator=annotator)
-    if created:
-        _record(annotation, annotator, AnnotationEvent.Action.CREATE, None)
+    annotation = Annotation.objects.filter(key=key, annotator=annotator).order_by().first()
+    if annotation is not None:
+        return annotation
+    try:
+        return _annotation_create(key=key, annotator=annotator)
+    except IntegrityError:
+        # Another request (a second tab) made it between the read and the create.
+        return Annotation.objects.get(key=key, annotator=annotator)
+
+
+@transaction.atomic
+def _annotation_create(*, key: Key, annotator: User) -> Annotation:
+    annotation = Annotation.objects.create(key=key, annotator=annotator)
+    _record(annotation, annotator, AnnotationEvent.Action.CREATE, None, patterns=[])
     return annotation
 
 
@@ -465,10 +493,11 @@ def annotation_save(*, annotation: Annotation, actor: User, note: str, version: 
     if annotation.note == note:
         return annotation
     _check_writable(annotation, version)
-    before = annotation_state(annotation=annotation)
+    patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
+    before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.note = note
     _bump(annotation, "note")
-    _record(annotation, actor, AnnotationEvent.Action.SAVE, before)
+    _record(annotation, actor, AnnotationEvent.Action.SAVE, before, patterns)
     return annotation
 
 
@@ -503,6 +532,8 @@ class PatternCreateResult:
     annotation: Annotation
     pattern: Pattern
     created: bool
+    # The annotation's patterns after the create, as the audit and the API show them.
+    patterns: list[PatternView]
 
 
 @transaction.atomic
@@ -517,29 +548,51 @@ def pattern_create(
     client_id: uuid.UUID | None = None,
 ) -> PatternCreateResult:
     """Add a pattern. A retried create with the same ``client_id`` returns the pattern the
-    first attempt made (``created=False``) instead of a duplicate or a 409."""
+    first attempt made (``created=False``) instead of a duplicate or a 409.
+
+    Six queries whatever the number of patterns and prefixes: lock, read the patterns
+    (for the retry check, the order and the audit's before/after), insert the pattern,
+    insert its prefix links in one statement, bump the version, insert the audit record.
+    """
     annotation = _lock(annotation)
-    if client_id is not None:
-        existing = Pattern.objects.filter(annotation=annotation, client_id=client_id).first()
-        if existing is not None:
-            return PatternCreateResult(annotation=annotation, pattern=existing, created=False)
+    patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
+    if client_id is not None and any(p.client_id == client_id for p in patterns):
+        existing = Pattern.objects.get(annotation=annotation, client_id=client_id)
+        return PatternCreateResult(
+            annotation=annotation, pattern=existing, created=False, patterns=patterns
+        )
     _check_writable(annotation, version)
     description = _validated_description(description)
     kind = _validated_kind(kind)
     prefixes = _validated_prefixes(annotation, prefixes)
-    before = annotation_state(annotation=annotation)
-    last = Pattern.objects.filter(annotation=annotation).aggregate(m=Max("order"))["m"]
+    before = annotation_state(annotation=annotation, patterns=patterns)
     pattern = Pattern.objects.create(
         annotation=annotation,
         description=description,
         kind=kind,
-        order=0 if last is None else last + 1,
+        order=max((p.order for p in patterns), default=-1) + 1,
         client_id=client_id,
     )
-    pattern.prefixes.set(prefixes)
+    # The pattern is new: nothing to diff against, so one INSERT of its links rather than
+    # the SELECT + INSERT of ``pattern.prefixes.set()``. No m2m_changed receivers exist.
+    links = Pattern.prefixes.through
+    links.objects.bulk_create(
+        [links(pattern_id=pattern.pk, triggerprefix_id=prefix.pk) for prefix in prefixes]
+    )
     _bump(annotation)
-    _record(annotation, actor, AnnotationEvent.Action.PATTERN_CREATE, before)
-    return PatternCreateResult(annotation=annotation, pattern=pattern, created=True)
+    after = [
+        *patterns,
+        PatternView(
+            id=pattern.pk,
+            description=pattern.description,
+            kind=pattern.kind,
+            prefix_ranks=sorted(prefix.rank for prefix in prefixes),
+            order=pattern.order,
+            client_id=pattern.client_id,
+        ),
+    ]
+    _record(annotation, actor, AnnotationEvent.Action.PATTERN_CREATE, before, after)
+    return PatternCreateResult(annotation=annotation, pattern=pattern, created=True, patterns=after)
 
 
 @transaction.atomic
@@ -555,19 +608,24 @@ def pattern_update(
     """Change a pattern's description, kind and/or prefixes (``None``: leave as is)."""
     annotation = _lock(pattern.annotation)
     _check_writable(annotation, version)
-    before = annotation_state(annotation=annotation)
+    patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
+    before = annotation_state(annotation=annotation, patterns=patterns)
     fields = []
+    changes: dict[str, Any] = {}
     if description is not None:
-        pattern.description = _validated_description(description)
+        pattern.description = changes["description"] = _validated_description(description)
         fields.append("description")
     if kind is not None:
-        pattern.kind = _validated_kind(kind)
+        pattern.kind = changes["kind"] = _validated_kind(kind)
         fields.append("kind")
     if prefixes is not None:
-        pattern.prefixes.set(_validated_prefixes(annotation, prefixes))
+        valid = _validated_prefixes(annotation, prefixes)
+        pattern.prefixes.set(valid)
+        changes["prefix_ranks"] = sorted(prefix.rank for prefix in valid)
     pattern.save(update_fields=[*fields, "updated_at"])
     _bump(annotation)
-    _record(annotation, actor, AnnotationEvent.Action.PATTERN_UPDATE, before)
+    after = [replace(p, **changes) if p.id == pattern.pk else p for p in patterns]
+    _record(annotation, actor, AnnotationEvent.Action.PATTERN_UPDATE, before, after)
     return annotation
 
 
@@ -575,10 +633,13 @@ def pattern_update(
 def pattern_delete(*, pattern: Pattern, actor: User, version: int) -> Annotation:
     annotation = _lock(pattern.annotation)
     _check_writable(annotation, version)
-    before = annotation_state(annotation=annotation)
+    patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
+    before = annotation_state(annotation=annotation, patterns=patterns)
+    deleted_id = pattern.pk
     pattern.delete()
     _bump(annotation)
-    _record(annotation, actor, AnnotationEvent.Action.PATTERN_DELETE, before)
+    after = [p for p in patterns if p.id != deleted_id]
+    _record(annotation, actor, AnnotationEvent.Action.PATTERN_DELETE, before, after)
     return annotation
 
 
@@ -594,11 +655,12 @@ def annotation_submit(*, annotation: Annotation, actor: User, version: int) -> A
     if annotation.status == Annotation.Status.SUBMITTED:
         return annotation
     _check_writable(annotation, version)
-    before = annotation_state(annotation=annotation)
+    patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
+    before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.status = Annotation.Status.SUBMITTED
     annotation.submitted_at = timezone.now()
     _bump(annotation, "status", "submitted_at")
-    _record(annotation, actor, AnnotationEvent.Action.SUBMIT, before)
+    _record(annotation, actor, AnnotationEvent.Action.SUBMIT, before, patterns)
     return annotation
 
 
@@ -610,9 +672,10 @@ def annotation_reopen(*, annotation: Annotation, actor: User, version: int) -> A
         return annotation
     if annotation.version != version:
         raise StaleVersion(annotation=annotation)
-    before = annotation_state(annotation=annotation)
+    patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
+    before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.status = Annotation.Status.DRAFT
     annotation.submitted_at = None
     _bump(annotation, "status", "submitted_at")
-    _record(annotation, actor, AnnotationEvent.Action.REOPEN, before)
+    _record(annotation, actor, AnnotationEvent.Action.REOPEN, before, patterns)
     return annotation

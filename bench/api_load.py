@@ -125,17 +125,17 @@ def main() -> int:
     _setup(args.users, args.keys)
 
     port = _free_port()
-    workers = str(2 * (os.cpu_count() or 2))
+    # The deployed settings (workers, threads, preload), only bound elsewhere.
     server = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "gunicorn",
+            "-c",
+            str(ROOT / "config" / "gunicorn.conf.py"),
             "config.wsgi:application",
             "--bind",
             f"127.0.0.1:{port}",
-            "--workers",
-            workers,
             "--log-level",
             "warning",
         ],

@@ -1,6 +1,11 @@
 import os
 
 from django.core.wsgi import get_wsgi_application
+from django.urls import get_resolver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
+# Import every view now rather than on each worker's first request: the URLconf pulls in
+# the mining views and with them torch (about 4 s here). With gunicorn's preload_app the
+# master pays it once and the workers share those pages.
+get_resolver().url_patterns  # noqa: B018

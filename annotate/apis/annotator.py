@@ -23,13 +23,17 @@ from rest_framework.views import APIView
 from ..models import Annotation, Key, Pattern, TriggerPrefix
 from ..permissions import IsAnnotator
 from ..selectors import (
+    PatternView,
+    annotation_get_for_annotator,
     annotation_view,
     assignment_get_for_annotator,
     assignment_list_for_annotator,
+    key_detail_for_annotator,
     key_get_for_annotator,
     key_list_for_assignment,
     key_next_for_annotator,
     pattern_get_for_annotator,
+    prefix_list_for_key,
 )
 from ..services import (
     annotation_get_or_create_for,
@@ -51,6 +55,7 @@ from .common import (
     ApiErrorsMixin,
     ConflictSerializer,
     ErrorSerializer,
+    annotation_state_data,
 )
 
 PREFIX_RANKS_UNKNOWN = "This key has no trigger prefix of rank {ranks} (its ranks are 1 to {n})."
@@ -74,20 +79,38 @@ def _key_or_404(*, key_id: int, user: Any) -> Key:
     return key
 
 
-def _ranks(key: Key) -> list[int]:
-    return [prefix.rank for prefix in key.prefixes.all()]
+def _ranks(prefixes: Sequence[TriggerPrefix]) -> list[int]:
+    return [prefix.rank for prefix in prefixes]
 
 
-def _state(*, annotation: Annotation, key: Key) -> dict[str, Any]:
-    return dict(
-        AnnotationStateSerializer(annotation_view(annotation=annotation, ranks=_ranks(key))).data
+def _my_annotation(*, key: Key, request: Request) -> Annotation:
+    """The user's own annotation of ``key``, a key found through the user's assignments;
+    the service makes it (an empty draft, audited) the first time."""
+    annotation = annotation_get_for_annotator(key=key, user=request.user)
+    if annotation is None:
+        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+    return annotation
+
+
+def _state(
+    *,
+    annotation: Annotation,
+    ranks: list[int] | None = None,
+    patterns: list[PatternView] | None = None,
+) -> dict[str, Any]:
+    """The ``AnnotationState`` answer. ``ranks``: the key's, if the view has them;
+    ``patterns``: as a write left them, if it says; each one a query less."""
+    return annotation_state_data(
+        annotation_view(annotation=annotation, ranks=ranks, patterns=patterns)
     )
 
 
-def _prefixes_by_rank(*, key: Key, ranks: Sequence[int]) -> list[TriggerPrefix]:
+def _prefixes_by_rank(
+    *, prefixes: Sequence[TriggerPrefix], ranks: Sequence[int]
+) -> list[TriggerPrefix]:
     """The key's prefixes named by ``ranks``, in order and with any repeats (the service
     refuses repeats with its own message). An unknown rank is a 400 on ``prefix_ranks``."""
-    by_rank = {prefix.rank: prefix for prefix in key.prefixes.all()}
+    by_rank = {prefix.rank: prefix for prefix in prefixes}
     unknown = sorted({rank for rank in ranks if rank not in by_rank})
     if unknown:
         message = PREFIX_RANKS_UNKNOWN.format(ranks=", ".join(map(str, unknown)), n=len(by_rank))
@@ -234,9 +257,11 @@ class KeyDetailApi(AnnotatorApi):
         "(created as an empty draft the first time).",
     )
     def get(self, request: Request, key_id: int) -> Response:
-        key = _key_or_404(key_id=key_id, user=request.user)
-        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
-        study = key.study
+        detail = key_detail_for_annotator(key_id=key_id, user=request.user)
+        if detail is None:
+            raise exceptions.NotFound(NOT_FOUND)
+        key, study = detail.key, detail.key.study
+        annotation = _my_annotation(key=key, request=request)
         tokens = None
         if study.show_value_tokens:
             tokens = [
@@ -244,6 +269,9 @@ class KeyDetailApi(AnnotatorApi):
                 for pair in key.value_top_tokens
                 if isinstance(pair, list | tuple) and len(pair) == 2
             ]
+        # The OutputSerializer's shape, built directly from plain data (see
+        # key_detail_for_annotator); tests/api checks that the serializer agrees.
+        ranks = [prefix["rank"] for prefix in detail.prefixes]
         data = {
             "id": key.pk,
             "study_id": study.pk,
@@ -252,10 +280,10 @@ class KeyDetailApi(AnnotatorApi):
             "layer": key.layer,
             "index": key.index,
             "value_top_tokens": tokens,
-            "prefixes": key.prefixes.all(),
-            "annotation": annotation_view(annotation=annotation, ranks=_ranks(key)),
+            "prefixes": detail.prefixes,
+            "annotation": _state(annotation=annotation, ranks=ranks),
         }
-        return Response(self.OutputSerializer(data).data)
+        return Response(data)
 
 
 class AnnotationApi(AnnotatorApi):
@@ -269,19 +297,19 @@ class AnnotationApi(AnnotatorApi):
     )
     def get(self, request: Request, key_id: int) -> Response:
         key = _key_or_404(key_id=key_id, user=request.user)
-        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
-        return Response(_state(annotation=annotation, key=key))
+        annotation = _my_annotation(key=key, request=request)
+        return Response(_state(annotation=annotation))
 
     @extend_schema(request=InputSerializer, responses=_WRITE_RESPONSES)
     def put(self, request: Request, key_id: int) -> Response:
         key = _key_or_404(key_id=key_id, user=request.user)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        annotation = _my_annotation(key=key, request=request)
         annotation = annotation_save(
             annotation=annotation, actor=_me(request), **serializer.validated_data
         )
-        return Response(_state(annotation=annotation, key=key))
+        return Response(_state(annotation=annotation))
 
 
 class PatternCreateApi(AnnotatorApi):
@@ -309,18 +337,22 @@ class PatternCreateApi(AnnotatorApi):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        annotation = _my_annotation(key=key, request=request)
+        prefixes = prefix_list_for_key(key=key)
         result = pattern_create(
             annotation=annotation,
             actor=_me(request),
             description=data["description"],
             kind=data["kind"],
-            prefixes=_prefixes_by_rank(key=key, ranks=data["prefix_ranks"]),
+            prefixes=_prefixes_by_rank(prefixes=prefixes, ranks=data["prefix_ranks"]),
             version=data["version"],
             client_id=data.get("client_id"),
         )
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(_state(annotation=result.annotation, key=key), status=code)
+        state = _state(
+            annotation=result.annotation, ranks=_ranks(prefixes), patterns=result.patterns
+        )
+        return Response(state, status=code)
 
 
 class PatternDetailApi(AnnotatorApi):
@@ -349,15 +381,16 @@ class PatternDetailApi(AnnotatorApi):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         ranks = data.get("prefix_ranks")
+        prefixes = prefix_list_for_key(key=key)
         annotation = pattern_update(
             pattern=pattern,
             actor=_me(request),
             version=data["version"],
             description=data.get("description"),
             kind=data.get("kind"),
-            prefixes=None if ranks is None else _prefixes_by_rank(key=key, ranks=ranks),
+            prefixes=None if ranks is None else _prefixes_by_rank(prefixes=prefixes, ranks=ranks),
         )
-        return Response(_state(annotation=annotation, key=key))
+        return Response(_state(annotation=annotation, ranks=_ranks(prefixes)))
 
     @extend_schema(
         parameters=[
@@ -380,7 +413,7 @@ class PatternDetailApi(AnnotatorApi):
         annotation = pattern_delete(
             pattern=pattern, actor=_me(request), version=serializer.validated_data["version"]
         )
-        return Response(_state(annotation=annotation, key=key))
+        return Response(_state(annotation=annotation))
 
 
 class AnnotationSubmitApi(AnnotatorApi):
@@ -393,11 +426,11 @@ class AnnotationSubmitApi(AnnotatorApi):
         key = _key_or_404(key_id=key_id, user=request.user)
         serializer = VersionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        annotation = _my_annotation(key=key, request=request)
         annotation = annotation_submit(
             annotation=annotation, actor=_me(request), version=serializer.validated_data["version"]
         )
-        return Response(_state(annotation=annotation, key=key))
+        return Response(_state(annotation=annotation))
 
 
 class AnnotationReopenApi(AnnotatorApi):
@@ -406,8 +439,8 @@ class AnnotationReopenApi(AnnotatorApi):
         key = _key_or_404(key_id=key_id, user=request.user)
         serializer = VersionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        annotation = _my_annotation(key=key, request=request)
         annotation = annotation_reopen(
             annotation=annotation, actor=_me(request), version=serializer.validated_data["version"]
         )
-        return Response(_state(annotation=annotation, key=key))
+        return Response(_state(annotation=annotation))

@@ -1,7 +1,9 @@
 import pytest
+from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from annotate.apis import INVALID_CREDENTIALS
+from annotate.permissions import ANNOTATOR_GROUP
 from config.views import API_NOT_FOUND
 from tests.factories import PASSWORD
 
@@ -89,6 +91,23 @@ def test_logout_ends_the_session(alice):
     client.force_login(alice)
     assert client.post("/api/auth/logout/").status_code == 204
     assert client.get("/api/auth/me/").status_code == 403
+
+
+def test_the_annotator_role_is_read_again_on_every_request(alice):
+    # The session's user is loaded with its role in one query (RoleModelBackend); a role
+    # taken away or an account deactivated counts from the next request on.
+    client = APIClient()
+    client.force_login(alice)
+    assert client.get("/api/assignments/").status_code == 200
+    assert client.get("/api/auth/me/").json()["is_annotator"] is True
+    alice.groups.clear()
+    assert client.get("/api/assignments/").status_code == 403
+    assert client.get("/api/auth/me/").json()["is_annotator"] is False
+    alice.groups.add(Group.objects.get(name=ANNOTATOR_GROUP))
+    assert client.get("/api/assignments/").status_code == 200
+    alice.is_active = False
+    alice.save()
+    assert client.get("/api/assignments/").status_code == 403
 
 
 def test_unauthenticated_api_call_is_json_403(api_client):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 
 import pytest
@@ -30,6 +31,7 @@ from annotate.services import (
     annotation_get_or_create_for,
     annotation_reopen,
     annotation_save,
+    annotation_state,
     annotation_submit,
     annotator_deactivate_and_reassign,
     assignment_create,
@@ -231,6 +233,60 @@ def test_every_change_leaves_an_audit_record_with_before_and_after(work, alice):
     assert events[4].after["patterns"] == []
     assert (events[5].before["status"], events[5].after["status"]) == ("draft", "submitted")
     assert [e.after["version"] for e in events] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_the_audit_trail_holds_what_the_database_holds_after_every_change(work, alice, bob):
+    # The writes derive the state after from the state before and their change, without
+    # reading it back: check it against a read, and that the records chain up.
+    key, annotation = work
+
+    def assert_recorded() -> None:
+        last = AnnotationEvent.objects.filter(annotation=annotation).last()
+        fresh = Annotation.objects.select_related("annotator").get(pk=annotation.pk)
+        assert last.after == annotation_state(annotation=fresh)
+
+    assert_recorded()
+    annotation_save(annotation=annotation, actor=alice, note="hello", version=1)
+    assert_recorded()
+    first = _add(annotation, key, alice, [9, 2, 5], description="  numbers ").pattern
+    assert_recorded()
+    annotation.refresh_from_db()
+    second = pattern_create(
+        annotation=annotation,
+        actor=alice,
+        description="dates",
+        kind="semantic",
+        prefixes=_prefixes(key, 4, 5, 6),
+        version=annotation.version,
+        client_id=uuid.uuid4(),
+    ).pattern
+    assert_recorded()
+    pattern_update(
+        pattern=first,
+        actor=alice,
+        version=4,
+        kind="shallow+semantic",
+        prefixes=_prefixes(key, 7, 1, 8),
+    )
+    assert_recorded()
+    pattern_update(pattern=second, actor=alice, version=5, description="years")
+    assert_recorded()
+    pattern_delete(pattern=first, actor=alice, version=6)
+    assert_recorded()
+    annotation_submit(annotation=annotation, actor=alice, version=7)
+    assert_recorded()
+    annotation_reopen(annotation=annotation, actor=alice, version=8)
+    assert_recorded()
+    annotator_deactivate_and_reassign(annotator=alice, reassign_to=bob, actor=None)
+    assert_recorded()
+
+    events = list(AnnotationEvent.objects.filter(annotation=annotation))
+    assert len(events) == 10
+    assert all(e.before == previous.after for previous, e in itertools.pairwise(events))
+    assert events[2].after["patterns"][0]["description"] == "numbers"
+    assert events[2].after["patterns"][0]["prefix_ranks"] == [2, 5, 9]
+    assert [p["description"] for p in events[-1].after["patterns"]] == ["years"]
+    assert events[-1].after["annotator"] == "bob"
 
 
 def test_a_refused_write_leaves_no_audit_record(work, alice):
