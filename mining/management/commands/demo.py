@@ -187,6 +187,11 @@ class Command(BaseCommand):
             env=env,
         )
         children = [web, worker]
+
+        def stop(_signum: int, _frame: object) -> None:
+            raise KeyboardInterrupt  # `kill` / `docker stop` shut the children down too
+
+        signal.signal(signal.SIGTERM, stop)
         try:
             self._wait_until_up(port, web)
             self.stdout.write(
