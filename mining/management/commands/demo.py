@@ -203,6 +203,7 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write("Stopping…")
         finally:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one waits for this
             for child in children:
                 if child.poll() is None:
                     child.send_signal(signal.SIGTERM)
