@@ -102,7 +102,7 @@ def _free_port() -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--users", type=int, default=20)
-    parser.add_argument("--seconds", type=int, default=45)
+    parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--keys", type=int, default=2000)
     args = parser.parse_args()
 
@@ -162,7 +162,7 @@ def main() -> int:
                     "-u",
                     str(args.users),
                     "-r",
-                    str(args.users),
+                    str(SPAWN_RATE),
                     "-t",
                     f"{args.seconds}s",
                     "--host",

@@ -38,6 +38,10 @@ class Annotator(HttpUser):
             self.environment.stats.reset_all()
             _all_logged_in.set()
         _all_logged_in.wait()
+        # The barrier lines everyone up; people do not act in lockstep. Each starts after
+        # a think time of their own, as between any two keys, not all in the same
+        # millisecond (20 simultaneous first keys would be a burst no study produces).
+        self.wait()
 
     def _headers(self) -> dict[str, str]:
         return {"X-CSRFToken": self.client.cookies.get("csrftoken") or ""}
