@@ -8,6 +8,7 @@ from typing import Any
 from django.db import DatabaseError
 from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import status
+from rest_framework.exceptions import ErrorDetail
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -17,9 +18,32 @@ DATABASE_UNAVAILABLE = "The database is unavailable; please retry in a moment."
 QUEUE_UNAVAILABLE = "The task queue is unavailable; please retry in a moment."
 
 
+def printable(data: Any) -> Any:
+    """``data`` (an error answer) with every string encodable as UTF-8.
+
+    A JSON body may carry a lone surrogate as an escape (``"\\ud800"``); an error that
+    echoes the input back (a ChoiceField's ``"…" is not a valid choice.``) would then make
+    the JSON renderer fail, and the answer a 500. Such a character is written as its
+    escape instead.
+    """
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            text = data.encode("utf-8", "backslashreplace").decode("utf-8")
+            return ErrorDetail(text, code=data.code) if isinstance(data, ErrorDetail) else text
+        return data
+    if isinstance(data, dict):
+        return {printable(key): printable(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [printable(value) for value in data]
+    return data
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     response = drf_exception_handler(exc, context)
     if response is not None:
+        response.data = printable(response.data)
         return response
     if isinstance(exc, DatabaseError):
         # PostgreSQL restarted under us (DESIGN §9): the client retries; nothing is lost

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -214,7 +215,7 @@ def batch_create_from_list(
     if not keys:
         raise ServiceError(BATCH_NEEDS_KEYS)
     wanted = [(int(layer), int(index)) for layer, index in keys]
-    repeated = sorted({pair for pair in wanted if wanted.count(pair) > 1})
+    repeated = sorted(pair for pair, n in Counter(wanted).items() if n > 1)
     if repeated:
         raise ServiceError(BATCH_KEYS_DUPLICATED.format(keys=_pairs(repeated)))
     found = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import serializers, status
@@ -86,12 +87,18 @@ class MiningRunListCreateApi(APIView):
         shards = serializers.IntegerField(min_value=1, max_value=1024, default=1)
         perturb = serializers.BooleanField(default=False)
 
-    @extend_schema(responses={200: RunOutputSerializer(many=True)})
+    @extend_schema(responses={200: RunOutputSerializer(many=True), 403: ErrorSerializer})
     def get(self, request: Request) -> Response:
         return Response(RunOutputSerializer(mining_run_list()[:200], many=True).data)
 
     @extend_schema(
-        request=InputSerializer, responses={201: RunOutputSerializer, 400: ErrorSerializer}
+        request=InputSerializer,
+        responses={
+            201: RunOutputSerializer,
+            400: OpenApiTypes.OBJECT,
+            403: ErrorSerializer,
+            503: ErrorSerializer,
+        },
     )
     def post(self, request: Request) -> Response:
         from .tasks import prepare_run
@@ -126,7 +133,7 @@ class MiningRunListCreateApi(APIView):
 class MiningRunDetailApi(APIView):
     permission_classes = [IsAdmin]
 
-    @extend_schema(responses={200: RunOutputSerializer, 404: ErrorSerializer})
+    @extend_schema(responses={200: RunOutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
     def get(self, request: Request, run_id: int) -> Response:
         return Response(RunOutputSerializer(_run_or_404(run_id)).data)
 
@@ -134,7 +141,10 @@ class MiningRunDetailApi(APIView):
 class MiningRunCancelApi(APIView):
     permission_classes = [IsAdmin]
 
-    @extend_schema(request=None, responses={200: RunOutputSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        request=None,
+        responses={200: RunOutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
+    )
     def post(self, request: Request, run_id: int) -> Response:
         services.mining_run_cancel(run=_run_or_404(run_id), user=request.user)
         return Response(RunOutputSerializer(_run_or_404(run_id)).data)

@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api_errors import printable
 from annotate.apis.common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer
 from annotate.models import Key, Study
 from annotate.permissions import IsAdmin
@@ -454,9 +455,12 @@ class ExportJobDetailApi(ReportsApi):
 class ExportJobDownloadApi(ReportsApi):
     @extend_schema(
         responses={
-            (200, "application/octet-stream"): OpenApiResponse(
-                response=OpenApiTypes.BINARY, description="The export's file."
-            ),
+            **{
+                (200, services.CONTENT_TYPES[fmt]): OpenApiResponse(
+                    response=OpenApiTypes.BINARY, description="The export's file, in its format."
+                )
+                for fmt in services.FORMATS
+            },
             403: ErrorSerializer,
             404: ErrorSerializer,
             409: ErrorSerializer,
@@ -489,8 +493,14 @@ class ImportErrorsSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="The first error.")
     # Shadows Serializer.errors for mypy only: the metaclass turns it into a declared field.
     errors = serializers.ListField(  # type: ignore[assignment]
-        child=serializers.CharField(), help_text="Every error found, each naming its line."
+        child=serializers.CharField(),
+        help_text="Every error found, each naming its line (or its form field).",
     )
+
+
+def _import_refused(errors: list[str]) -> Response:
+    errors = printable(errors)
+    return Response({"detail": errors[0], "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
 
 
 class ImportApi(ReportsApi):
@@ -515,17 +525,34 @@ class ImportApi(ReportsApi):
             child=serializers.CharField(), help_text="New inactive annotator accounts."
         )
 
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, exceptions.ParseError):
+            # A body that is no readable form: the documented 400 as well.
+            return _import_refused([str(exc.detail)])
+        return super().handle_exception(exc)
+
     @extend_schema(
         request={"multipart/form-data": InputSerializer},
         responses={
             201: OutputSerializer,
             400: ImportErrorsSerializer,
             403: ErrorSerializer,
+            415: OpenApiResponse(
+                ErrorSerializer, description="The body is not multipart/form-data."
+            ),
         },
     )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            # The documented 400 is ImportErrors, for a missing file as for a bad line.
+            return _import_refused(
+                [
+                    f"{field}: {message}"
+                    for field, messages in serializer.errors.items()
+                    for message in messages
+                ]
+            )
         upload = serializer.validated_data["file"]
         try:
             result = study_import(
@@ -534,9 +561,7 @@ class ImportApi(ReportsApi):
                 created_by=request.user,
             )
         except ImportFileError as exc:
-            return Response(
-                {"detail": exc.errors[0], "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST
-            )
+            return _import_refused(exc.errors)
         data = {
             "study_id": result.study.pk,
             "study_name": result.study.name,

@@ -71,6 +71,7 @@ OUT_OF_RANGE = "must be between {lo} and {hi}"
 TOO_LONG = "must be at most {n} characters"
 EMPTY_STRING = "must not be empty"
 NUL_CHARACTER = "must not contain a NUL character"
+SURROGATE_CHARACTER = "must not contain a lone surrogate (\\ud800-\\udfff)"
 SCHEMA_WRONG = f"must be {SCHEMA!r}"
 STUDY_DIFFERS = "differs from the study of line {line}"
 RANK_OUT_OF_RANGE = "must be between 1 and top_k ({top_k})"
@@ -160,6 +161,12 @@ def _str(value: Any, path: str, max_len: int | None = None, non_empty: bool = Fa
     if "\x00" in value:
         # PostgreSQL cannot store it in a text column.
         raise _LineError(path, NUL_CHARACTER)
+    if not value.isascii():  # a flag of the string: no scan for the usual ASCII text
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # JSON can escape one ("\ud800"); no database column can store it.
+            raise _LineError(path, SURROGATE_CHARACTER) from None
     if max_len is not None and len(value) > max_len:
         raise _LineError(path, TOO_LONG.format(n=max_len))
     if non_empty and not value.strip():
@@ -311,7 +318,9 @@ def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str 
             record = _validate_record(obj)
         except _LineError as exc:
             where = f"{exc.field}: " if exc.field else ""
-            yield number, None, f"line {number}: {where}{exc.message}"
+            # The field's path holds the file's own names: an unknown one may be anything.
+            message = f"line {number}: {where}{exc.message}"
+            yield number, None, message.encode("utf-8", "backslashreplace").decode("utf-8")
             continue
         yield number, record, None
 

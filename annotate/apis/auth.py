@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.contrib.auth import authenticate, login, logout
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -51,7 +52,15 @@ class LoginApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={200: UserOutputSerializer, 400: ErrorSerializer, 429: ErrorSerializer},
+        responses={
+            200: UserOutputSerializer,
+            400: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="Wrong credentials (`{detail}`) or field errors "
+                "(`{field: [message]}`).",
+            ),
+            429: ErrorSerializer,
+        },
     )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import ProhibitNullCharactersValidator
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from ..selectors import LABELS, AnnotationView, annotation_view
 from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
@@ -97,18 +99,36 @@ class ConflictSerializer(serializers.Serializer):
     current = AnnotationStateSerializer()
 
 
-@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}]})
+MAX_USER_ID = 2**63 - 1
+MAX_USERNAME = 150
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "integer", "minimum": 1, "maximum": MAX_USER_ID},
+            {"type": "string", "minLength": 1, "maxLength": MAX_USERNAME},
+        ]
+    }
+)
 class UserRefField(serializers.Field):
     """A user named by id (a JSON integer) or by username (a JSON string)."""
 
     default_error_messages = {"invalid": "Name a user by id (integer) or username (string)."}
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # As a CharField does: the lookup of a username with a NUL (PostgreSQL refuses
+        # it) or a lone surrogate (UTF-8 cannot encode it) failed, a 503 or a 500.
+        self.validators.append(ProhibitNullCharactersValidator())
+        self.validators.append(ProhibitSurrogateCharactersValidator())
+
     def to_internal_value(self, data: Any) -> int | str:
         if isinstance(data, bool) or not isinstance(data, int | str):
             self.fail("invalid")
-        if isinstance(data, str) and not 1 <= len(data) <= 150:
+        if isinstance(data, str) and not 1 <= len(data) <= MAX_USERNAME:
             self.fail("invalid")
-        if isinstance(data, int) and not 1 <= data <= 2**63 - 1:
+        if isinstance(data, int) and not 1 <= data <= MAX_USER_ID:
             self.fail("invalid")
         return data
 

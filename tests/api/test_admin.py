@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+from django.core.validators import ProhibitNullCharactersValidator
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import get_resolver
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from annotate.apis.admin import BATCH_MODE_NEEDS, UNKNOWN_USER
 from annotate.models import Annotation, AssignmentKey
@@ -204,6 +206,51 @@ def test_a_bad_deactivation_is_a_400_and_deactivates_nobody(carol, alice, body):
     assert response.status_code == 400, response.content
     alice.refresh_from_db()
     assert alice.is_active
+
+
+# What a JSON body can carry and no database column can store: a NUL, and a lone
+# surrogate written as an escape. The lookup of such a username was a 503 (PostgreSQL
+# refuses the NUL) or a 500 (the surrogate cannot be encoded). Raw bodies: the test
+# client cannot encode a lone surrogate.
+USERNAMES_NO_DATABASE_STORES = [
+    ("x\\u0000", ProhibitNullCharactersValidator.message),
+    ("x\\ud800", ProhibitSurrogateCharactersValidator.message.format(code_point=0xD800)),
+]
+
+
+@pytest.mark.parametrize(
+    ("escaped", "message"), USERNAMES_NO_DATABASE_STORES, ids=["nul", "lone surrogate"]
+)
+def test_a_username_with_a_nul_or_a_lone_surrogate_is_a_400(carol, alice, escaped, message):
+    batch = BatchFactory(keys=KeyFactory.create_batch(2))
+    client = client_for(carol)
+    assign = client.post(
+        f"/api/admin/batches/{batch.pk}/assignments/",
+        data=f'{{"annotators": ["{escaped}"], "overlap": 1}}',
+        content_type="application/json",
+    )
+    assert assign.status_code == 400, assign.content
+    assert assign.json() == {"annotators": {"0": [message]}}
+    deactivate = client.post(
+        f"/api/admin/annotators/{alice.pk}/deactivate/",
+        data=f'{{"reassign_to": "{escaped}"}}',
+        content_type="application/json",
+    )
+    assert deactivate.status_code == 400, deactivate.content
+    assert deactivate.json() == {"reassign_to": [message]}
+    assert not batch.assignments.exists()
+    alice.refresh_from_db()
+    assert alice.is_active
+
+
+def test_a_batch_mode_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape(carol, study):
+    response = client_for(carol).post(
+        f"/api/admin/studies/{study.pk}/batches/",
+        data='{"name": "b", "mode": "x\\ud800"}',
+        content_type="application/json",
+    )
+    assert response.status_code == 400, response.content
+    assert response.json() == {"mode": ['"x\\ud800" is not a valid choice.']}
 
 
 def test_deactivating_someone_who_is_not_an_annotator_is_a_404(carol, mallory, bob):

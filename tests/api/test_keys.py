@@ -345,6 +345,20 @@ def test_a_delete_without_a_valid_version_is_a_400(alice, key, query):
     assert Pattern.objects.count() == 1
 
 
+def test_a_kind_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape(alice, key):
+    # Valid JSON, and DRF's answer echoes the choice: left as it is, the surrogate made
+    # the JSON renderer fail (a 500). A raw body: the test client cannot encode one.
+    client = client_for(alice)
+    _open(client, key)
+    body = '{"description": "d", "kind": "x\\ud800", "prefix_ranks": [1, 2, 3], "version": 1}'
+    response = client.post(
+        f"/api/keys/{key.pk}/patterns/", data=body, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content
+    assert response.json() == {"kind": ['"x\\ud800" is not a valid choice.']}
+    assert Pattern.objects.count() == 0
+
+
 def test_invalid_json_is_a_400(alice, key):
     response = client_for(alice).put(
         f"/api/keys/{key.pk}/annotation/", data="{nope", content_type="application/json"

@@ -95,6 +95,18 @@ def test_bad_run_bodies_are_400_naming_the_field(carol, queued, body, field):
     assert not MiningRun.objects.exists()
 
 
+def test_a_dtype_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape(carol, queued):
+    # Valid JSON, and DRF's answer echoes the choice: left as it is, the surrogate made
+    # the JSON renderer fail (a 500). A raw body: the test client cannot encode one.
+    body = '{"study_name": "s1", "model": "m", "corpus": "c", "dtype": "x\\ud800"}'
+    response = client_for(carol).post(
+        "/api/admin/mining-runs/", data=body, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content
+    assert response.json() == {"dtype": ['"x\\ud800" is not a valid choice.']}
+    assert not MiningRun.objects.exists()
+
+
 def test_a_taken_study_name_is_a_400(carol, queued):
     from tests.factories import StudyFactory
 

@@ -204,14 +204,65 @@ def test_a_bad_upload_is_400_with_every_error_and_writes_nothing(hand_study, car
     assert Study.objects.count() == before
 
 
-def test_an_upload_without_a_file_is_400(carol):
+def test_an_upload_without_a_file_is_400_with_its_error_listed(carol):
     response = client_for(carol).post("/api/admin/imports/", {}, format="multipart")
     assert response.status_code == 400
-    assert "file" in response.json()
+    # The documented ImportErrors, as for a bad line, so the form lists it.
+    assert response.json() == {
+        "detail": "file: No file was submitted.",
+        "errors": ["file: No file was submitted."],
+    }
     as_json = client_for(carol).post(
         "/api/admin/imports/", json.dumps({"file": "x"}), content_type="application/json"
     )
     assert as_json.status_code == 415
+
+
+def test_an_upload_that_is_no_readable_form_is_400_with_its_error_listed(carol):
+    response = client_for(carol).generic(
+        "POST", "/api/admin/imports/", b"garbage", content_type="multipart/form-data"
+    )
+    assert response.status_code == 400
+    message = "Multipart form parse error - Invalid boundary in multipart: None"
+    assert response.json() == {"detail": message, "errors": [message]}
+
+
+def test_an_upload_with_lone_surrogates_is_400_naming_each_and_writes_nothing(hand_study, carol):
+    # JSON can escape a lone surrogate; no database column can store one, and an error
+    # that echoed it made the answer itself unencodable (both were 500s).
+    line = json.loads("".join(export_jsonl(study=hand_study)).splitlines()[0])
+    line["prefixes"][0]["text"] = "x\ud800"
+    line["key"]["c\udc00"] = 1
+    before = Study.objects.count()
+    response = client_for(carol).post(
+        "/api/admin/imports/",
+        {"file": _upload(json.dumps(line) + "\n"), "study_name": "s"},
+        format="multipart",
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"] == ["line 1: key.c\\udc00: unknown field"]
+    del line["key"]["c\udc00"]
+    response = client_for(carol).post(
+        "/api/admin/imports/",
+        {"file": _upload(json.dumps(line) + "\n"), "study_name": "s"},
+        format="multipart",
+    )
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"] == [
+        "line 1: prefixes[0].text: must not contain a lone surrogate (\\ud800-\\udfff)"
+    ]
+    assert Study.objects.count() == before
+
+
+def test_an_export_job_with_a_lone_surrogate_for_format_is_a_400(hand_study, carol):
+    response = client_for(carol).post(
+        f"/api/admin/studies/{hand_study.pk}/exports/",
+        data='{"format": "x\\ud800"}',
+        content_type="application/json",
+    )
+    assert response.status_code == 400, response.content
+    assert response.json() == {"format": ['"x\\ud800" is not a valid choice.']}
+    assert not ExportJob.objects.exists()
 
 
 def test_an_export_job_with_the_queue_down_is_a_503_and_fails(hand_study, carol):

@@ -125,6 +125,10 @@ def _bad(lines: list[dict], how: str) -> str:
         lines[0]["annotations"][0]["status"] = "done"
     elif how == "unknown field":
         lines[0]["key"]["colour"] = "red"
+    elif how == "lone surrogate":
+        lines[1]["prefixes"][2]["sentence"] = "x\ud800"
+    elif how == "unknown field with a lone surrogate":
+        lines[0]["key"]["c\udc00"] = "red"
     text = "\n".join(json.dumps(x) for x in lines) + "\n"
     if how == "invalid json":
         first, second, *rest = text.splitlines()
@@ -162,6 +166,11 @@ def _bad(lines: list[dict], how: str) -> str:
         ("wrong schema", "line 2: schema: must be 'ffkv.annotations/v1'"),
         ("status", "line 1: annotations[0].status: must be 'draft' or 'submitted'"),
         ("unknown field", "line 1: key.colour: unknown field"),
+        (
+            "lone surrogate",
+            "line 2: prefixes[2].sentence: must not contain a lone surrogate (\\ud800-\\udfff)",
+        ),
+        ("unknown field with a lone surrogate", "line 1: key.c\\udc00: unknown field"),
     ],
 )
 def test_a_bad_line_names_its_line_and_field_and_nothing_is_written(hand_study, how, expected):

@@ -775,7 +775,7 @@ export interface components {
         ImportErrors: {
             /** @description The first error. */
             detail: string;
-            /** @description Every error found, each naming its line. */
+            /** @description Every error found, each naming its line (or its form field). */
             errors: string[];
         };
         KeyDetail: {
@@ -1437,13 +1437,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The export's file. */
+            /** @description The export's file, in its format. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "application/jsonl": string;
+                    "text/csv": string;
+                    "application/vnd.apache.parquet": string;
                 };
             };
             403: {
@@ -1509,6 +1511,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The body is not multipart/form-data. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     admin_mining_runs_list: {
@@ -1526,6 +1537,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MiningRun"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1556,6 +1575,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1578,6 +1615,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MiningRun"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             404: {
@@ -1607,6 +1652,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MiningRun"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             404: {
@@ -2087,12 +2140,15 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            /** @description Wrong credentials (`{detail}`) or field errors (`{field: [message]}`). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             429: {
