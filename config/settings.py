@@ -228,6 +228,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/",
+    "GET_LIB_DOC_EXCLUDES": "annotate.apis.common.schema_doc_excludes",
     "ENUM_NAME_OVERRIDES": {
         "AnnotationStatusEnum": "annotate.models.Annotation.Status",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",

@@ -159,3 +159,12 @@ class ApiErrorsMixin:
         elif isinstance(exc, ServiceError):
             exc = RuleViolation(exc.message)
         return super().handle_exception(exc)  # type: ignore[misc]
+
+
+def schema_doc_excludes() -> list[type]:
+    """Classes whose docstrings are not an operation's description (drf-spectacular's
+    ``GET_LIB_DOC_EXCLUDES``): its own list, and ``ApiErrorsMixin``, which documents
+    itself and would otherwise describe every view that has no docstring of its own."""
+    from drf_spectacular.plumbing import get_lib_doc_excludes
+
+    return [*get_lib_doc_excludes(), ApiErrorsMixin]

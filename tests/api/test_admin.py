@@ -12,6 +12,7 @@ from django.urls import get_resolver
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from annotate.apis.admin import BATCH_MODE_NEEDS, UNKNOWN_USER
+from annotate.apis.common import ApiErrorsMixin
 from annotate.models import Annotation, AssignmentKey
 from annotate.services import ASSIGNMENT_OVERLAP_OUT_OF_RANGE, BATCH_ALREADY_ASSIGNED
 from tests.conftest import client_for
@@ -307,3 +308,18 @@ def test_the_schema_validates_without_warnings(tmp_path):
     call_command(
         "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml")
     )
+
+
+def test_an_operation_is_described_by_its_own_view_not_by_a_mixin(api_client):
+    paths = api_client.get("/api/schema/?format=json").json()["paths"]
+    descriptions = [
+        operation.get("description", "")
+        for path in paths.values()
+        for operation in path.values()
+        if isinstance(operation, dict)
+    ]
+    mixin_doc = (ApiErrorsMixin.__doc__ or "").split(":")[0].strip()
+    assert mixin_doc.startswith("Turns service errors")
+    assert not [d for d in descriptions if mixin_doc in d]
+    # Views that document themselves still do.
+    assert any("Submit the annotation" in d for d in descriptions)

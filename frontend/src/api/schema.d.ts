@@ -11,11 +11,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_annotators_list"];
         put?: never;
         post?: never;
@@ -34,11 +29,6 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         post: operations["admin_annotators_deactivate_create"];
         delete?: never;
         options?: never;
@@ -55,11 +45,6 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         post: operations["admin_batches_assignments_create"];
         delete?: never;
         options?: never;
@@ -74,11 +59,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_batches_progress_retrieve"];
         put?: never;
         post?: never;
@@ -95,11 +75,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_exports_retrieve"];
         put?: never;
         post?: never;
@@ -116,11 +91,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_exports_download_retrieve"];
         put?: never;
         post?: never;
@@ -139,11 +109,6 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         post: operations["admin_imports_create"];
         delete?: never;
         options?: never;
@@ -206,11 +171,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_studies_list"];
         put?: never;
         post?: never;
@@ -227,22 +187,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_studies_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         patch: operations["admin_studies_partial_update"];
         trace?: never;
     };
@@ -253,18 +203,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_studies_batches_list"];
         put?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         post: operations["admin_studies_batches_create"];
         delete?: never;
         options?: never;
@@ -281,11 +221,6 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         post: operations["admin_studies_exports_create"];
         delete?: never;
         options?: never;
@@ -300,11 +235,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_studies_report_retrieve"];
         put?: never;
         post?: never;
@@ -321,11 +251,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["admin_studies_report.csv_retrieve"];
         put?: never;
         post?: never;
@@ -342,11 +267,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["assignments_list"];
         put?: never;
         post?: never;
@@ -363,11 +283,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["assignments_keys_list"];
         put?: never;
         post?: never;
@@ -449,17 +364,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["keys_annotation_retrieve"];
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         put: operations["keys_annotation_update"];
         post?: never;
         delete?: never;
@@ -477,11 +382,6 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         post: operations["keys_patterns_create"];
         delete?: never;
         options?: never;
@@ -503,11 +403,6 @@ export interface paths {
         delete: operations["keys_patterns_destroy"];
         options?: never;
         head?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         patch: operations["keys_patterns_partial_update"];
         trace?: never;
     };
@@ -520,11 +415,6 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         post: operations["keys_reopen_create"];
         delete?: never;
         options?: never;
@@ -573,11 +463,6 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-         *     outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-         *     ``{detail, current}`` with the annotation's current state.
-         */
         get: operations["studies_export_retrieve"];
         put?: never;
         post?: never;
