@@ -56,7 +56,7 @@ def _server_backends(admin: psycopg.Connection) -> list[int]:
     return [pid for (pid,) in rows]
 
 
-def _drop_server_connections(admin: psycopg.Connection) -> int:
+def _drop_server_connections(admin: psycopg.Connection) -> None:
     pids = _server_backends(admin)
     assert pids, "the server holds no connection to drop: nothing would be tested"
     for pid in pids:
@@ -65,7 +65,6 @@ def _drop_server_connections(admin: psycopg.Connection) -> int:
     while _server_backends(admin) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _server_backends(admin)
-    return len(pids)
 
 
 def _allow_connections(admin: psycopg.Connection, allowed: bool) -> None:
