@@ -27,6 +27,13 @@ class Study(models.Model):
     )
     # Off by default: the value's top tokens can bias annotators (DESIGN §4.3).
     show_value_tokens = models.BooleanField(default=False)
+    # §4 over every key of every layer, counted in the mining pass (the paper's authors
+    # computed it over all keys, not the sampled ones): per-layer match counts, see
+    # ``mining.core.value_agreement``. Empty for encoders and for imported studies.
+    value_agreement = models.JSONField(default=dict, blank=True)
+    # What the mining run ranked and how (family, module hooked, before or after the
+    # activation, checkpoint notes): shown in the report's definitions.
+    mining_definitions = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -78,8 +85,12 @@ class TriggerPrefix(models.Model):
     text = models.TextField(help_text="The prefix: tokens 0..t of the sentence.")
     trigger_token = models.CharField(max_length=200)
     trigger_token_id = models.IntegerField()
-    next_token = models.CharField(max_length=200)
-    next_token_id = models.IntegerField(help_text="-1 at the end of the sentence.")
+    next_token = models.CharField(
+        max_length=200, null=True, blank=True, help_text="Null where the sentence was cut."
+    )
+    next_token_id = models.IntegerField(
+        help_text="-1 at the end of the sentence, -2 where the sentence was cut (unknown)."
+    )
     suffix = models.TextField(blank=True, help_text="The rest of the sentence after the prefix.")
     sentence = models.TextField()
     sentence_index = models.PositiveIntegerField()
