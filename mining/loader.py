@@ -76,7 +76,7 @@ def study_load(
                 text=example.prefix,
                 trigger_token=example.trigger_token[:200],
                 trigger_token_id=example.trigger_token_id,
-                next_token=example.next_token[:200],
+                next_token=None if example.next_token is None else example.next_token[:200],
                 next_token_id=example.next_token_id,
                 suffix=example.suffix,
                 sentence=example.sentence,

@@ -9,6 +9,7 @@ from .errors import MiningError, MiningStopped
 from .finalize import (
     END_OF_SENTENCE,
     END_OF_SENTENCE_ID,
+    NEXT_UNKNOWN_ID,
     KeyResult,
     KeyStats,
     TriggerExample,
@@ -36,6 +37,7 @@ __all__ = [
     "END_OF_SENTENCE",
     "END_OF_SENTENCE_ID",
     "HIST_EDGES",
+    "NEXT_UNKNOWN_ID",
     "CorpusStore",
     "KeyPerturbation",
     "KeyResult",

@@ -21,10 +21,9 @@ from .miner import (
     unpack_values,
 )
 from .models import LoadedModel
-from .store import CorpusStore
+from .store import END_OF_SENTENCE_ID, NEXT_UNKNOWN_ID, CorpusStore
 
 END_OF_SENTENCE = "</s>"  # next_token when the trigger is the sentence's last real token
-END_OF_SENTENCE_ID = -1
 
 
 @dataclass
@@ -37,8 +36,10 @@ class TriggerExample:
     prefix: str  # the sentence text up to and including the trigger token
     trigger_token: str
     trigger_token_id: int
-    next_token: str  # END_OF_SENTENCE when the trigger is the last real token
-    next_token_id: int  # END_OF_SENTENCE_ID then
+    # END_OF_SENTENCE when the trigger is the last real token; None where the sentence
+    # was cut at max_tokens after the trigger (the next token is unknown)
+    next_token: str | None
+    next_token_id: int  # END_OF_SENTENCE_ID, NEXT_UNKNOWN_ID in those two cases
     suffix: str  # the rest of the (tokenized, possibly cut) sentence after the trigger
     sentence: str
     sentence_index: int
@@ -219,11 +220,14 @@ def _example(
     real = np.flatnonzero(~special)
     last_end = int(ends[real[-1]])
     cut = int(ends[pos])
-    nxt = pos + 1
-    if nxt < ids.size and not special[nxt]:
-        next_token, next_id = _decode_token(tokenizer, int(ids[nxt])), int(ids[nxt])
+    next_id = int(store.next_token_ids(np.array([sentence]), np.array([pos]))[0])
+    next_token: str | None
+    if next_id == END_OF_SENTENCE_ID:
+        next_token = END_OF_SENTENCE
+    elif next_id == NEXT_UNKNOWN_ID:
+        next_token = None
     else:
-        next_token, next_id = END_OF_SENTENCE, END_OF_SENTENCE_ID
+        next_token = _decode_token(tokenizer, next_id)
     return TriggerExample(
         rank=rank,
         coefficient=value,
@@ -313,6 +317,7 @@ def finalize(
 __all__ = [
     "END_OF_SENTENCE",
     "END_OF_SENTENCE_ID",
+    "NEXT_UNKNOWN_ID",
     "HIST_EDGES",
     "KeyResult",
     "KeyStats",

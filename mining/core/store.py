@@ -9,6 +9,8 @@ A store is a directory of flat, memory-mapped files:
                        than the unknown token), else 0
 - ``char_end.i32``     end character offset of each token in its sentence's text
 - ``offsets.i64``      n_sentences + 1 token offsets
+- ``truncated.u8``     1 per sentence cut at ``max_tokens``: the token after its last
+                       kept token is unknown (not the end of the sentence)
 - ``text.bin``         UTF-8 sentence texts, concatenated
 - ``text_offsets.i64`` n_sentences + 1 byte offsets into ``text.bin``
 - ``meta.json``        n_sentences, n_tokens, n_truncated, n_empty, tokenizer, max_tokens
@@ -33,7 +35,9 @@ import numpy as np
 from .errors import MiningError
 
 META = "meta.json"
-FORMAT = "ffkv.corpus-store/v1"
+END_OF_SENTENCE_ID = -1  # the next token after a sentence's last real token
+NEXT_UNKNOWN_ID = -2  # the next token after the last kept token of a cut sentence
+FORMAT = "ffkv.corpus-store/v2"  # v2: truncated.u8
 
 
 def _special_ids(tokenizer: Any) -> np.ndarray:
@@ -71,6 +75,7 @@ def build_store(
             open(tmp / "special.u8", "wb") as f_spec,
             open(tmp / "char_end.i32", "wb") as f_char,
             open(tmp / "offsets.i64", "wb") as f_off,
+            open(tmp / "truncated.u8", "wb") as f_cut,
             open(tmp / "text.bin", "wb") as f_text,
             open(tmp / "text_offsets.i64", "wb") as f_toff,
         ):
@@ -98,7 +103,7 @@ def build_store(
                     else:
                         first_row[sample] = row
                 n_truncated += len(cut)
-                tok_parts, spec_parts, char_parts, lengths, texts = [], [], [], [], []
+                tok_parts, spec_parts, char_parts, lengths, texts, cuts = [], [], [], [], [], []
                 for sample, text in enumerate(chunk):
                     row = first_row[sample]
                     ids = np.asarray(enc["input_ids"][row], dtype=np.int32)
@@ -113,12 +118,14 @@ def build_store(
                     char_parts.append(ends)
                     lengths.append(ids.size)
                     texts.append(text.encode("utf-8"))
+                    cuts.append(sample in cut)
                 if not lengths:
                     continue
                 f_tok.write(np.concatenate(tok_parts).tobytes())
                 f_spec.write(np.concatenate(spec_parts).tobytes())
                 f_char.write(np.concatenate(char_parts).tobytes())
                 f_off.write((n_tokens + np.cumsum(lengths, dtype=np.int64)).tobytes())
+                f_cut.write(np.asarray(cuts, dtype=np.uint8).tobytes())
                 blob = b"".join(texts)
                 f_text.write(blob)
                 text_ends = n_bytes + np.cumsum([len(t) for t in texts], dtype=np.int64)
@@ -164,6 +171,8 @@ class CorpusStore:
         self._special = mm("special.u8", np.uint8, n_tok)
         self._char_end = mm("char_end.i32", np.int32, n_tok)
         self._text_offsets = mm("text_offsets.i64", np.int64, n + 1)
+        # [n_sentences] True where the sentence was cut at max_tokens
+        self.truncated_flags = np.asarray(mm("truncated.u8", np.uint8, n)).astype(bool)
         self._text = (
             np.memmap(path / "text.bin", dtype=np.uint8, mode="r")
             if int(self._text_offsets[-1])
@@ -199,6 +208,23 @@ class CorpusStore:
     def special(self, i: int) -> np.ndarray:
         """Bool per token of sentence ``i``: True where it can never be a trigger."""
         return np.asarray(self._special[self.offsets[i] : self.offsets[i + 1]]).astype(bool)
+
+    def truncated(self, i: int) -> bool:
+        """True where sentence ``i`` was cut at max_tokens: its last kept token's next
+        token is unknown."""
+        return bool(self.truncated_flags[i])
+
+    def next_token_ids(self, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Token after each (sentence, position), vectorized: its id, END_OF_SENTENCE_ID
+        (-1) after a sentence's last real token, NEXT_UNKNOWN_ID (-2) after the last
+        kept token of a cut sentence."""
+        sentences = np.asarray(sentences, dtype=np.int64)
+        nxt = self.offsets[sentences] + np.asarray(positions, dtype=np.int64) + 1
+        inside = nxt < self.offsets[sentences + 1]
+        safe = np.where(inside, nxt, 0)
+        real = inside & (self._special[safe] == 0)
+        end = np.where(self.truncated_flags[sentences], NEXT_UNKNOWN_ID, END_OF_SENTENCE_ID)
+        return np.where(real, self._tokens[safe].astype(np.int64), end)
 
     def char_ends(self, i: int) -> np.ndarray:
         return np.asarray(self._char_end[self.offsets[i] : self.offsets[i + 1]])

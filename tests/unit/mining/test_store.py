@@ -65,3 +65,13 @@ def test_sentences_without_a_real_token_are_dropped(tmp_path):
 def test_opening_something_else_is_an_error(tmp_path):
     with pytest.raises(MiningError, match="is not a corpus store"):
         CorpusStore.open(tmp_path)
+
+
+def test_the_store_remembers_which_sentences_were_cut(tmp_path):
+    tok = make_tokenizer("gpt2")
+    store = build_store(["red " * 10, "cat dog", "blue " * 5], tok, tmp_path / "s", max_tokens=5)
+    assert store.lengths.tolist() == [5, 2, 5]
+    # "blue " * 5 is exactly 5 tokens: it fits, it was not cut.
+    assert [store.truncated(i) for i in range(len(store))] == [True, False, False]
+    assert store.truncated_flags.tolist() == [True, False, False]
+    assert CorpusStore.open(tmp_path / "s").truncated(0)
