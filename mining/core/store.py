@@ -214,6 +214,11 @@ class CorpusStore:
         token is unknown."""
         return bool(self.truncated_flags[i])
 
+    def token_ids_at(self, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Token id at each (sentence, position), vectorized."""
+        flat = self.offsets[np.asarray(sentences, dtype=np.int64)] + np.asarray(positions)
+        return np.asarray(self._tokens[flat], dtype=np.int64)
+
     def next_token_ids(self, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Token after each (sentence, position), vectorized: its id, END_OF_SENTENCE_ID
         (-1) after a sentence's last real token, NEXT_UNKNOWN_ID (-2) after the last

@@ -36,16 +36,28 @@ def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, t
     from annotate.models import Assignment, Study
 
     settings.DATA_DIR = tmp_path
-    call_command("demo", setup_only=True, sentences=300)
-    study = Study.objects.get(name="demo: MiniLM on wiki-vital")
-    assert (study.n_layers, study.d_ff, study.is_causal) == (6, 1536, False)
+    call_command("demo", setup_only=True, sentences=120)
+    study = Study.objects.get(name="demo: SmolLM2-135M on wiki-vital")
+    assert (study.model_name, study.n_layers, study.d_ff, study.is_causal) == (
+        "builtin:smollm2-135m",
+        30,
+        1536,
+        True,
+    )
     assert study.keys.count() == 60
+    assert sorted(set(study.keys.values_list("layer", flat=True))) == list(range(1, 31))
+    # §4 over every key of the 30 layers, stored with the study
+    assert [row["layer"] for row in study.value_agreement["layers"]] == list(range(1, 31))
+    assert all(row["n_keys"] == 1536 for row in study.value_agreement["layers"])
     prefix = study.keys.first().prefixes.get(rank=1)
     assert prefix.sentence and prefix.trigger_token
     assignments = Assignment.objects.filter(batch__study=study)
     assert sorted(a.annotator.username for a in assignments) == ["alice", "bob"]
     assert all(a.keys.count() == 60 for a in assignments)  # overlap 2: both see every key
 
-    call_command("demo", setup_only=True, sentences=300)  # idempotent: nothing mined again
-    assert Study.objects.count() == 1
+    example = Study.objects.get(name__startswith="example:")  # fixtures/example-study.jsonl
+    assert example.keys.exists() and not Assignment.objects.filter(batch__study=example)
+
+    call_command("demo", setup_only=True, sentences=120)  # idempotent: nothing mined again
+    assert Study.objects.count() == 2
     assert Assignment.objects.filter(batch__study=study).count() == 2
