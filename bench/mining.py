@@ -1,8 +1,12 @@
-"""Mining benchmarks (DESIGN §8): overhead of mining over a plain forward pass, memory
-flatness in the corpus size, and FLOPs per token with a GPU-time estimate.
+"""Mining benchmarks (DESIGN §8): overhead of mining over a plain forward pass for
+``builtin:minilm`` and ``builtin:smollm2-135m`` (each its own ratio), memory flatness in
+the corpus size, and FLOPs per token with a GPU-time estimate.
 
-Run from the repository root: ``python bench/mining.py``. It prints its figures and
-the budgets; it exits non-zero only when something crashes, never on a missed budget.
+Run from the repository root: ``python bench/mining.py`` (``--model`` to choose,
+``--device cuda --dtype bfloat16`` on a GPU; ``--model config:gpt2-small`` is a
+GPT-2-small-sized model built from its config with random weights and SmolLM2's
+tokenizer, for GPU runs with nothing to download). It prints its figures and the
+budgets; it exits non-zero only when something crashes, never on a missed budget.
 No Django: only ``mining.core``.
 """
 
@@ -24,13 +28,21 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from mining.core import MineConfig, load_model, mine, mine_range  # noqa: E402
+from mining.core import LoadedModel, MineConfig, adapt, load_model, mine, mine_range  # noqa: E402
 from mining.core.miner import batch_plan  # noqa: E402
+from mining.core.models import DTYPES, builtin_smollm2_file  # noqa: E402
 from mining.core.pipeline import build_corpus_store  # noqa: E402
 
 CORPUS = (REPO / ".." / "shared" / "corpora" / "wikitext103-valid" / "wiki.valid.tokens").resolve()
-MODEL = "builtin:minilm"
-THROUGHPUT_SENTENCES = None  # the whole validation text (7,363 unique sentences)
+MODEL = "builtin:minilm"  # the memory bench's model
+# Sentences of the throughput run per model: MiniLM takes the whole validation text
+# (7,963 unique sentences); SmolLM2 is ~6x slower per token on the CPU, so a slice.
+THROUGHPUT_SENTENCES: dict[str, int | None] = {
+    "builtin:minilm": None,
+    "builtin:smollm2-135m": 1500,
+}
+DEFAULT_THROUGHPUT_SENTENCES = 1500
+CONFIG_GPT2_SMALL = "config:gpt2-small"
 THROUGHPUT_ROUNDS = 1
 MEMORY_SENTENCES = 1000  # the 1x run; the 4x run mines 4000
 MEMORY_MAX_TOKENS = 64
@@ -76,9 +88,28 @@ def interleaved_round(loaded, store, cfg, plan) -> tuple[float, float, int]:
     return clock["forward"], clock["mine"], int(clock["tokens"])
 
 
-def bench_throughput() -> tuple[float, float, float, int]:
-    cfg = MineConfig(model=MODEL, corpus=str(CORPUS), max_sentences=THROUGHPUT_SENTENCES)
-    loaded = load_model(cfg.model)
+def load_for_bench(name: str, device: str, dtype: str) -> LoadedModel:
+    if name != CONFIG_GPT2_SMALL:
+        return load_model(name, device=device, dtype=dtype)
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    # GPT-2 small's shape (12 layers, d=768, d_ff=3072) with SmolLM2's tokenizer, whose
+    # 49,152 ids fit GPT-2's 50,257 embeddings: a real size with nothing to download.
+    gguf = builtin_smollm2_file()
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config())
+    model.to(device=device, dtype=DTYPES[dtype])  # type: ignore[call-arg]  # HF stub
+    return adapt(model, tokenizer, CONFIG_GPT2_SMALL)
+
+
+def bench_throughput(
+    name: str, device: str, dtype: str, sentences: int | None
+) -> tuple[float, float, float, int, LoadedModel]:
+    cfg = MineConfig(
+        model=name, corpus=str(CORPUS), max_sentences=sentences, device=device, dtype=dtype
+    )
+    loaded = load_for_bench(name, device, dtype)
     with tempfile.TemporaryDirectory() as tmp:
         store = build_corpus_store(cfg, loaded, f"{tmp}/store")
         plan = batch_plan(store, 0, len(store), cfg)
@@ -94,7 +125,7 @@ def bench_throughput() -> tuple[float, float, float, int]:
         avg_len = tokens / len(store)
         n = len(store)
     rounds = THROUGHPUT_ROUNDS
-    return rounds * tokens / fwd_time, rounds * tokens / mine_time, avg_len, n
+    return rounds * tokens / fwd_time, rounds * tokens / mine_time, avg_len, n, loaded
 
 
 def child_run(n_sentences: int) -> None:
@@ -127,17 +158,30 @@ def bench_memory() -> tuple[float, float]:
     return peaks[0], peaks[1]
 
 
-def flops_per_token(n_layers: int, d_model: int, d_ff: int, seq_len: float) -> float:
+def flops_per_token(
+    n_layers: int, d_model: int, d_ff: int, seq_len: float, ffn_mats: int = 2
+) -> float:
     """Matmul FLOPs of one token through an encoder/decoder stack (2 per multiply-add):
-    Q, K, V, O projections 4·d², FFN keys and values 2·d·d_ff, attention scores and
-    the weighted sum of values 2·seq_len·d; embeddings, norms and softmax ignored."""
-    per_layer = 2 * (4 * d_model * d_model + 2 * d_model * d_ff + 2 * seq_len * d_model)
+    Q, K, V, O projections 4·d² (grouped-query attention's smaller K, V ignored), FFN
+    ``ffn_mats``·d·d_ff (keys and values; 3 with a gate), attention scores and the
+    weighted sum of values 2·seq_len·d; embeddings, norms, softmax and the LM head
+    (never computed while mining) ignored."""
+    per_layer = 2 * (4 * d_model * d_model + ffn_mats * d_model * d_ff + 2 * seq_len * d_model)
     return n_layers * per_layer
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--model",
+        action="append",
+        help="repeatable; default: builtin:minilm and builtin:smollm2-135m",
+    )
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
+    parser.add_argument("--sentences", type=int, help="throughput sentences (default per model)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory bench")
     args = parser.parse_args()
     if args.child:
         child_run(args.child)
@@ -145,39 +189,53 @@ def main() -> int:
     if not CORPUS.is_file():
         print(f"mining bench: corpus {CORPUS} is absent; nothing measured")
         return 0
-    torch.manual_seed(0)
     started = time.perf_counter()
-    fwd, mined, avg_len, n_sentences = bench_throughput()
-    print(
-        f"mining throughput: forward-only {fwd:.0f} tok/s, mining {mined:.0f} tok/s, "
-        f"ratio {mined / fwd:.2f} (budget >= {OVERHEAD_BUDGET:.2f}) "
-        f"[{MODEL}, {n_sentences} WikiText validation sentences, CPU x{torch.get_num_threads()}, "
-        f"{THROUGHPUT_ROUNDS} round(s) interleaved batch by batch]"
+    where = (
+        f"CPU x{torch.get_num_threads()}"
+        if args.device == "cpu"
+        else torch.cuda.get_device_name(torch.device(args.device))
     )
-    rss1, rss4 = bench_memory()
-    print(
-        f"mining memory: peak RSS 1x={rss1:.0f} MiB, 4x={rss4:.0f} MiB, ratio {rss4 / rss1:.2f} "
-        f"(budget <= {MEMORY_BUDGET:.2f}) [{MEMORY_SENTENCES} vs {4 * MEMORY_SENTENCES} sentences, "
-        f"max_tokens={MEMORY_MAX_TOKENS}, full runs in subprocesses]"
-    )
-    flops = flops_per_token(6, 384, 1536, avg_len)
-    print(
-        f"mining flops: {flops / 1e6:.1f} MFLOP/token for {MODEL} (matmuls from the config: "
-        f"6 layers x 2*(4*384^2 + 2*384*1536 + 2*{avg_len:.0f}*384), mean sentence "
-        f"{avg_len:.0f} tokens); CPU reached {flops * fwd / 1e9:.0f} GFLOP/s forward-only"
-    )
-    gpu = GPU_PEAK_FLOPS * GPU_UTILISATION
-    for label, model_flops in (
-        (MODEL, flops),
-        ("a paper-size LM (16 layers, d=1024, d_ff=4096)", flops_per_token(16, 1024, 4096, 64)),
-    ):
-        seconds = WIKITEXT103_TRAIN_TOKENS * model_flops / gpu / (mined / fwd)
-        print(
-            f"mining estimate: WikiText-103 train (103M tokens) with {label}: "
-            f"{seconds / 60:.1f} min on one H100/H200 (assumes {GPU_PEAK_FLOPS / 1e12:.0f} "
-            f"TFLOP/s bf16 peak at {GPU_UTILISATION:.0%} utilisation, mining overhead as "
-            f"measured here)"
+    ratios = []
+    for name in args.model or list(THROUGHPUT_SENTENCES):
+        torch.manual_seed(0)
+        sentences = args.sentences or THROUGHPUT_SENTENCES.get(name, DEFAULT_THROUGHPUT_SENTENCES)
+        fwd, mined, avg_len, n_sentences, loaded = bench_throughput(
+            name, args.device, args.dtype, sentences
         )
+        ratios.append((name, fwd, mined))
+        print(
+            f"mining throughput: forward-only {fwd:.0f} tok/s, mining {mined:.0f} tok/s, "
+            f"ratio {mined / fwd:.2f} (budget >= {OVERHEAD_BUDGET:.2f}) [{name}, "
+            f"{args.dtype}, {n_sentences} WikiText validation sentences, {where}, "
+            f"{THROUGHPUT_ROUNDS} round(s) interleaved batch by batch]"
+        )
+        gated = loaded.model_type in ("llama", "mistral", "qwen2")
+        shape = (loaded.n_layers, loaded.d_model, loaded.d_ff)
+        flops = flops_per_token(*shape, avg_len, ffn_mats=3 if gated else 2)
+        print(
+            f"mining flops: {flops / 1e6:.1f} MFLOP/token for {name} (matmuls from the "
+            f"config: {shape[0]} layers, d={shape[1]}, d_ff={shape[2]}"
+            f"{', gated' if gated else ''}, mean sentence {avg_len:.0f} tokens); reached "
+            f"{flops * fwd / 1e9:.0f} GFLOP/s forward-only"
+        )
+        del loaded
+    if not args.no_memory:
+        rss1, rss4 = bench_memory()
+        print(
+            f"mining memory: peak RSS 1x={rss1:.0f} MiB, 4x={rss4:.0f} MiB, ratio "
+            f"{rss4 / rss1:.2f} (budget <= {MEMORY_BUDGET:.2f}) [{MODEL}, {MEMORY_SENTENCES} "
+            f"vs {4 * MEMORY_SENTENCES} sentences, max_tokens={MEMORY_MAX_TOKENS}, full runs "
+            "in subprocesses]"
+        )
+    gpu = GPU_PEAK_FLOPS * GPU_UTILISATION
+    worst = min(mined / fwd for _, fwd, mined in ratios)
+    seconds = WIKITEXT103_TRAIN_TOKENS * flops_per_token(16, 1024, 4096, 64) / gpu / worst
+    print(
+        "mining estimate: WikiText-103 train (103M tokens) with a paper-size LM (16 layers, "
+        f"d=1024, d_ff=4096): {seconds / 60:.1f} min on one H100/H200 (assumes "
+        f"{GPU_PEAK_FLOPS / 1e12:.0f} TFLOP/s bf16 peak at {GPU_UTILISATION:.0%} "
+        "utilisation and the lowest mining ratio measured here)"
+    )
     print(f"mining bench: {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -26,6 +26,7 @@ def study_load(
     results: Sequence[KeyResult],
     hist_edges: Sequence[float],
     perturbation: dict[tuple[int, int], dict[str, float | None]] | None = None,
+    value_agreement: dict[str, Any] | None = None,
 ) -> Study:
     """Create the run's study with its sampled keys and their trigger prefixes.
 
@@ -47,6 +48,7 @@ def study_load(
         d_ff=model["d_ff"],
         is_causal=model["causal"],
         vocab_size=model["vocab_size"],
+        value_agreement=value_agreement or {},
         created_by=run.created_by,
     )
     edges = [float(e) for e in hist_edges]

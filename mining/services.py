@@ -37,6 +37,7 @@ from mining.core import (
 )
 from mining.core.perturb import KINDS as PERTURB_KINDS
 from mining.core.perturb import perturb
+from mining.core.value_agreement import value_agreement
 
 from .loader import STUDY_EXISTS, study_load
 from .models import MiningRun, MiningShard
@@ -248,6 +249,7 @@ def mining_run_merge(*, run: MiningRun) -> Study:
         results=results,
         hist_edges=list(HIST_EDGES),
         perturbation=perturbation,
+        value_agreement=value_agreement(loaded, store, merged),
     )
     MiningRun.objects.filter(pk=run.pk).update(
         status=MiningRun.Status.DONE, finished_at=timezone.now()

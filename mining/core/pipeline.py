@@ -18,6 +18,7 @@ from .finalize import KeyResult, finalize
 from .miner import HIST_EDGES, mine_range, resolve_keys
 from .models import LoadedModel, load_model
 from .store import CorpusStore, build_store
+from .value_agreement import value_agreement
 
 
 @dataclass
@@ -27,6 +28,7 @@ class MiningResult:
     corpus: dict[str, Any]  # the store's meta: n_sentences, n_tokens, n_truncated, ...
     keys: list[KeyResult]
     hist_edges: list[float]
+    value_agreement: dict[str, Any]  # §4 over every key (mining.core.value_agreement)
     seconds: float
     tokens_per_second: float
 
@@ -93,6 +95,7 @@ def mine(
             value_top_n=cfg.value_top_n,
             batch_size=cfg.batch_size,
         )
+        agreement = value_agreement(loaded, store, partial)
         corpus = dict(store.meta)
     return MiningResult(
         config=cfg,
@@ -100,6 +103,7 @@ def mine(
         corpus=corpus,
         keys=results,
         hist_edges=list(HIST_EDGES),
+        value_agreement=agreement,
         seconds=seconds,
         tokens_per_second=n_tok / seconds if seconds > 0 else 0.0,
     )
