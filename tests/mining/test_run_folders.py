@@ -23,7 +23,13 @@ from .conftest import save_tiny_model
 
 pytestmark = pytest.mark.django_db
 
-OPTIONS = {"keys_per_layer": 3, "top_k": 5, "batch_size": 8, "sentences": "lines"}
+KEYS_PER_LAYER, TOP_K, BATCH_SIZE = 3, 5, 8
+OPTIONS = {
+    "keys_per_layer": KEYS_PER_LAYER,
+    "top_k": TOP_K,
+    "batch_size": BATCH_SIZE,
+    "sentences": "lines",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -52,9 +58,9 @@ def _reference_rows(model: Path, corpus: Path) -> list[tuple]:
             model=str(model),
             corpus=str(corpus),
             sentences="lines",
-            keys_per_layer=OPTIONS["keys_per_layer"],
-            top_k=OPTIONS["top_k"],
-            batch_size=OPTIONS["batch_size"],
+            keys_per_layer=KEYS_PER_LAYER,
+            top_k=TOP_K,
+            batch_size=BATCH_SIZE,
         )
     )
     return [
@@ -72,10 +78,11 @@ def _reference_rows(model: Path, corpus: Path) -> list[tuple]:
     ]
 
 
-def _assert_exact(study: Study, model: Path, corpus: Path) -> None:
+def _assert_exact(study: Study | None, model: Path, corpus: Path) -> None:
+    assert study is not None
     rows = _study_rows(study)
     reference = _reference_rows(model, corpus)
-    assert len(rows) == OPTIONS["keys_per_layer"] * 2 * OPTIONS["top_k"]
+    assert len(rows) == KEYS_PER_LAYER * 2 * TOP_K
     assert [row[:-1] for row in rows] == [row[:-1] for row in reference]
     assert [row[-1] for row in rows] == pytest.approx([row[-1] for row in reference], rel=1e-5)
 
