@@ -39,6 +39,9 @@ class ProgressSerializer(serializers.Serializer):
 @extend_schema_serializer(component_name="MiningRun")
 class RunOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
+    work_id = serializers.CharField(
+        help_text="Random id naming the run's work folder, DATA_DIR/mining/<work_id>."
+    )
     study_name = serializers.CharField()
     study_id = serializers.IntegerField(allow_null=True)
     status = serializers.ChoiceField(choices=MiningRun.Status.choices)

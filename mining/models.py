@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 
 from annotate.models import Study
+
+
+def new_work_id() -> str:
+    return secrets.token_hex(16)
 
 
 class MiningRun(models.Model):
@@ -20,6 +26,9 @@ class MiningRun(models.Model):
         FAILED = "failed", "failed"
         CANCELLED = "cancelled", "cancelled"
 
+    # Names the run's work folder: random, so that a fresh database over an old data
+    # folder never meets a folder of an older run with the same primary key.
+    work_id = models.CharField(max_length=32, unique=True, editable=False, default=new_work_id)
     study_name = models.CharField(max_length=200)
     study = models.OneToOneField(
         Study, null=True, blank=True, on_delete=models.SET_NULL, related_name="mining_run"

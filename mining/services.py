@@ -7,6 +7,8 @@ The same functions serve the Celery tasks (one shard per task on queue ``gpu``) 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -54,7 +56,9 @@ Progress = Callable[[int, int], None]
 
 
 def run_dir(run: MiningRun) -> Path:
-    return Path(settings.DATA_DIR) / "mining" / f"run-{run.pk}"
+    # Named by the run's random work id, never its primary key: a fresh database over an
+    # old data folder gives out the same keys again (DESIGN §3.3).
+    return Path(settings.DATA_DIR) / "mining" / run.work_id
 
 
 def shard_path(shard: MiningShard) -> Path:
@@ -67,6 +71,99 @@ def mining_config(run: MiningRun) -> MineConfig:
         params["key_list"] = [tuple(pair) for pair in params["key_list"]]
     params["store_dir"] = str(run_dir(run) / "store")
     return MineConfig(**params)
+
+
+# --- the run folder's manifest ------------------------------------------------------
+
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "ffkv.mining-run/v1"
+# The MineConfig fields that decide what the folder holds (the tokenized store, the
+# shards' partial top-K) and what is mined from it. Left out: model and corpus (kept
+# at the top of the manifest), checkpoint_every (when a shard saves, not what),
+# store_dir (a place inside this folder) and extra (free-form notes).
+MANIFEST_CONFIG_FIELDS = tuple(
+    sorted(_CONFIG_FIELDS - {"model", "corpus", "checkpoint_every", "store_dir", "extra"})
+)
+_MANIFEST_CHECKED = ("format", "work_id", "model", "corpus", "config")
+
+
+def run_manifest(run: MiningRun) -> dict[str, Any]:
+    """What ``manifest.json`` of ``run``'s folder says, less its creation time."""
+    config = mining_config(run).to_dict()
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "work_id": run.work_id,
+        "model": config["model"],
+        "corpus": config["corpus"],
+        "config": {name: config[name] for name in MANIFEST_CONFIG_FIELDS},
+    }
+    # Through JSON and back, so that it compares equal to a manifest read from disk
+    # (key_list's tuples come back as lists).
+    result: dict[str, Any] = json.loads(json.dumps(manifest))
+    return result
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    # Temp file + os.replace: a reader never sees half a manifest.
+    tmp = folder / f".{MANIFEST}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / MANIFEST)
+
+
+def _manifest_differences(found: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    differences = []
+    for name in _MANIFEST_CHECKED:
+        if name == "config" and isinstance(found.get(name), dict):
+            for field in MANIFEST_CONFIG_FIELDS:
+                here, wanted = found["config"].get(field), expected["config"][field]
+                if here != wanted:
+                    differences.append(f"config {field} is {here!r}, this run's is {wanted!r}")
+        elif found.get(name) != expected[name]:
+            differences.append(f"{name} is {found.get(name)!r}, this run's is {expected[name]!r}")
+    return differences
+
+
+def check_run_dir(run: MiningRun) -> None:
+    """Refuse a work folder that is not this run's: its manifest must be there, readable
+    and match the run (work id, model, corpus, config). Never resume or reuse another's."""
+    folder = run_dir(run)
+    path = folder / MANIFEST
+    if not folder.is_dir():
+        raise MiningError(f"run folder {folder} does not exist: was it deleted? Start a new run.")
+    if not path.is_file():
+        raise MiningError(
+            f"run folder {folder} has no {MANIFEST}: it may hold another run's files; "
+            "refused, nothing in it is reused"
+        )
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MiningError(
+            f"run folder {folder}: {MANIFEST} is unreadable ({exc}); refused, nothing in it "
+            "is reused"
+        ) from exc
+    if not isinstance(found, dict):
+        raise MiningError(
+            f"run folder {folder}: {MANIFEST} is not a JSON object; refused, nothing in it "
+            "is reused"
+        )
+    differences = _manifest_differences(found, run_manifest(run))
+    if differences:
+        raise MiningError(
+            f"run folder {folder} does not belong to this run: {'; '.join(differences)}; "
+            "refused, nothing in it is reused"
+        )
+
+
+def _claim_run_dir(run: MiningRun) -> None:
+    """Give a new (or empty) folder its manifest; check the manifest of any other."""
+    folder = run_dir(run)
+    folder.mkdir(parents=True, exist_ok=True)
+    # Only a manifest left half-written by a killed prepare may be here beside nothing.
+    leftovers = [p for p in folder.iterdir() if not p.name.startswith(f".{MANIFEST}.")]
+    if not leftovers:
+        _write_manifest(folder, {**run_manifest(run), "created_at": timezone.now().isoformat()})
+    check_run_dir(run)
 
 
 @lru_cache(maxsize=2)
@@ -113,7 +210,8 @@ def mining_run_create(
 def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
     """Load the model, check the keys, tokenize the corpus into the run's store, cut shards.
 
-    Rerunnable: a store already built is reused, shard rows are created once.
+    Rerunnable: a store already built is reused, shard rows are created once. The work
+    folder gets its manifest here; a folder that is not this run's is refused.
     """
     MiningRun.objects.filter(pk=run.pk).update(
         status=MiningRun.Status.PREPARING, started_at=timezone.now()
@@ -121,11 +219,11 @@ def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
     config = mining_config(run)
     loaded = model_for(config)
     resolve_keys(config, loaded.n_layers, loaded.d_ff)  # bad keys fail before any work
+    _claim_run_dir(run)
     store_path = Path(config.store_dir or "")
     if (store_path / "meta.json").is_file():
         store = CorpusStore.open(store_path)
     else:
-        store_path.parent.mkdir(parents=True, exist_ok=True)
         store = build_corpus_store(config, loaded, str(store_path))
     ranges = shard_ranges(len(store), int(run.params.get("n_shards", 1)), config)
     with transaction.atomic():
@@ -166,6 +264,7 @@ def mining_shard_mine(*, shard: MiningShard, progress: Progress | None = None) -
     run = shard.run
     if run.status != MiningRun.Status.MINING:
         return False  # cancelled or failed meanwhile, or already merged
+    check_run_dir(run)
     config = mining_config(run)
     loaded = model_for(config)
     store = CorpusStore.open(config.store_dir or "")
@@ -220,6 +319,7 @@ def mining_run_merge(*, run: MiningRun) -> Study:
     run.refresh_from_db()
     if run.study_id is not None:
         return Study.objects.get(pk=run.study_id)
+    check_run_dir(run)
     config = mining_config(run)
     loaded = model_for(config)
     store = CorpusStore.open(config.store_dir or "")

@@ -32,6 +32,7 @@ def test_carol_starts_a_mining_run_which_is_queued_after_commit(
     queued.assert_called_once_with(run.pk)
     body = response.json()
     assert body["status"] == "queued"
+    assert body["work_id"] == run.work_id and len(run.work_id) == 32
     assert body["params"]["keys_per_layer"] == 3
     assert body["params"]["n_shards"] == 2
     assert body["progress"]["tokens_done"] == 0

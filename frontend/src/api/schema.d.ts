@@ -721,6 +721,8 @@ export interface components {
         };
         MiningRun: {
             id: number;
+            /** @description Random id naming the run's work folder, DATA_DIR/mining/<work_id>. */
+            work_id: string;
             study_name: string;
             study_id: number | null;
             status: components["schemas"]["MiningRunStatusEnum"];

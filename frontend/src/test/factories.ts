@@ -58,6 +58,7 @@ export function makeKey(overrides: Partial<KeyDetail> = {}): KeyDetail {
 export function makeRun(overrides: Partial<MiningRun> = {}): MiningRun {
   return {
     id: 1,
+    work_id: '5f0c6e2a9b1d4e7f8a3c2b1d0e9f8a7b',
     study_name: 'wiki-run',
     study_id: null,
     status: 'mining',
