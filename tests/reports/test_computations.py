@@ -4,6 +4,8 @@ plain definitions."""
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -15,42 +17,35 @@ from reports import computations as c
 
 nan = np.nan
 
-# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the nominal example
-# with missing data: observers A-D (rows), units 1-12 (columns), values 1-5.
-KRIPPENDORFF_2011 = np.array(
-    [
-        [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
-        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
-        [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
-        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
-    ]
-)
+AGREEMENT_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "agreement"
 
-# Fleiss (1971) as worked on in most textbooks: 10 subjects, 14 raters, 5 categories.
-FLEISS_TABLE = np.array(
-    [
-        [0, 0, 0, 0, 14],
-        [0, 2, 6, 4, 2],
-        [0, 0, 3, 5, 6],
-        [0, 3, 9, 2, 0],
-        [2, 2, 8, 1, 1],
-        [7, 7, 0, 0, 0],
-        [3, 2, 6, 3, 0],
-        [2, 5, 3, 2, 2],
-        [6, 5, 2, 1, 0],
-        [0, 2, 2, 3, 7],
-    ]
-)
+
+def textbook_table(name: str) -> tuple[np.ndarray, dict]:
+    """A published table from fixtures/agreement/ (its source and the values it reports
+    are written beside the data) as floats, a missing value (null) as NaN."""
+    table = json.loads((AGREEMENT_FIXTURES / name).read_text(encoding="utf-8"))
+    return np.array(table["data"], dtype=float), table["expected"]
 
 
 def test_krippendorff_alpha_of_the_2011_nominal_example_is_0_743():
-    assert round(c.krippendorff_alpha_nominal(KRIPPENDORFF_2011 - 1), 3) == 0.743
+    # Observers A-D (rows), units 1-12 (columns), values 1-5, with missing data.
+    data, expected = textbook_table("krippendorff-2011-nominal.json")
+    assert data.shape == (4, 12)
+    assert expected["krippendorff_alpha_nominal"] == 0.743
+    assert round(c.krippendorff_alpha_nominal(data - 1), 3) == 0.743
     # The maintained package agrees on the same table.
-    assert round(krippendorff.alpha(KRIPPENDORFF_2011, level_of_measurement="nominal"), 3) == 0.743
+    assert round(krippendorff.alpha(data, level_of_measurement="nominal"), 3) == 0.743
 
 
 def test_fleiss_kappa_of_the_worked_example_is_0_210():
-    assert round(c.fleiss_kappa(FLEISS_TABLE), 3) == 0.210
+    # 10 subjects (rows), 5 categories (columns): how many of the 14 raters chose each.
+    counts, expected = textbook_table("fleiss-kappa-worked-example.json")
+    assert counts.shape == (10, 5)
+    assert (counts.sum(axis=1) == 14).all()
+    # The category shares the source prints: a mistyped cell shows here first.
+    assert (counts.sum(axis=0) / counts.sum()).round(3).tolist() == expected["p_j"]
+    assert expected["fleiss_kappa"] == 0.210
+    assert round(c.fleiss_kappa(counts), 3) == 0.210
 
 
 def test_cohen_kappa_of_a_hand_example():
