@@ -269,13 +269,11 @@ class RateSerializer(serializers.Serializer):
 class _NotApplicable(serializers.Serializer):
     applicable = serializers.BooleanField(help_text="False where §4 gives no rate here.")
     reason = serializers.ChoiceField(
-        choices=[
-            (computations.NOT_APPLICABLE_ENCODER, "encoders have no next token"),
-            (computations.NOT_COUNTED, "the mining pass did not count every key (imported)"),
-            (computations.COUNTS_INVALID, "the stored counts break their contract"),
-        ],
+        choices=computations.REASONS,
         allow_null=True,
-        help_text="Why not applicable; null where applicable.",
+        help_text="Why not applicable (null where applicable): encoder (encoders have no "
+        "next token), not_counted (the mining pass did not count every key: an imported or "
+        "older study), counts_invalid (the stored counts break their contract).",
     )
     vocab_size = serializers.IntegerField(allow_null=True, help_text="|V|.")
     random_baseline = _num("1/|V|.")

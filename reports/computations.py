@@ -927,6 +927,7 @@ def rate_block(matches: int, n: int) -> dict[str, Any]:
 NOT_APPLICABLE_ENCODER = "encoder"  # no next token: the model sees the whole sentence
 NOT_COUNTED = "not_counted"  # imported, or mined before the pass counted every key
 COUNTS_INVALID = "counts_invalid"  # the stored counts do not follow their contract
+REASONS = (NOT_APPLICABLE_ENCODER, NOT_COUNTED, COUNTS_INVALID)
 VALUE_AGREEMENT_FORMAT = "ffkv.value-agreement/v1"
 READINGS = ("next_token", "trigger_token")
 VARIANTS = ("without_final_norm", "with_final_norm")
