@@ -232,6 +232,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "AnnotationStatusEnum": "annotate.models.Annotation.Status",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",
+        "ValueAgreementReasonEnum": "reports.computations.REASONS",
+        "ValueAgreementVariantEnum": "reports.computations.VARIANTS",
     },
 }
 

@@ -24,7 +24,7 @@ from annotate.apis.common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer
 from annotate.models import Key, Study
 from annotate.permissions import IsAdmin
 
-from . import services
+from . import computations, services
 from .imports import ImportFileError, study_import
 from .models import ExportJob
 from .selectors import ReportFilter, export_job_get, study_annotator_names
@@ -257,22 +257,83 @@ class PatternJaccardSerializer(serializers.Serializer):
     overall = JaccardRowSerializer()
 
 
+@extend_schema_serializer(component_name="ReportRate")
+class RateSerializer(serializers.Serializer):
+    matches = serializers.IntegerField()
+    n = serializers.IntegerField(help_text="The denominator.")
+    rate = _num("matches / n; null where n is 0.")
+    low = _num("Wilson 95% interval.")
+    high = _num()
+
+
+class _NotApplicable(serializers.Serializer):
+    applicable = serializers.BooleanField(help_text="False where §4 gives no rate here.")
+    reason = serializers.ChoiceField(
+        choices=computations.REASONS,
+        allow_null=True,
+        help_text="Why not applicable (null where applicable): encoder (encoders have no "
+        "next token), not_counted (the mining pass did not count every key: an imported or "
+        "older study), counts_invalid (the stored counts break their contract).",
+    )
+    vocab_size = serializers.IntegerField(allow_null=True, help_text="|V|.")
+    random_baseline = _num("1/|V|.")
+
+
 @extend_schema_serializer(component_name="ReportValueAgreementRow")
 class ValueAgreementRowSerializer(serializers.Serializer):
     layer = LayerField()
-    n_keys = serializers.IntegerField()
-    next_token_matches = serializers.IntegerField()
-    next_token_rate = _num()
-    trigger_token_matches = serializers.IntegerField()
-    trigger_token_rate = _num()
+    n_keys = serializers.IntegerField(help_text="Sampled keys with a value argmax and a prefix.")
+    next_end = serializers.IntegerField(help_text="Rank-1 prefix ends the sentence.")
+    next_unknown = serializers.IntegerField(
+        help_text="Rank-1 prefix ends a cut sentence: left out of next_token's denominator."
+    )
+    next_token = RateSerializer(help_text="Reading (a).")
+    trigger_token = RateSerializer(help_text="Reading (b).")
 
 
 @extend_schema_serializer(component_name="ReportValueAgreement")
-class ValueAgreementSerializer(serializers.Serializer):
-    vocab_size = serializers.IntegerField()
-    random_baseline = _num("1/|V|.")
+class ValueAgreementSerializer(_NotApplicable):
+    """§4 over the sampled keys."""
+
     layers = ValueAgreementRowSerializer(many=True)
-    overall = ValueAgreementRowSerializer()
+    overall = ValueAgreementRowSerializer(allow_null=True)
+
+
+@extend_schema_serializer(component_name="ReportVariantRates")
+class VariantRatesSerializer(serializers.Serializer):
+    without_final_norm = RateSerializer(required=False, help_text="E·v_i.")
+    with_final_norm = RateSerializer(
+        required=False, help_text="E·norm(v_i); only where the model has a final norm."
+    )
+
+
+@extend_schema_serializer(component_name="ReportValueAgreementEveryKeyRow")
+class ValueAgreementEveryKeyRowSerializer(serializers.Serializer):
+    layer = LayerField()
+    n_keys = serializers.IntegerField(help_text="Every key of the layer.")
+    next_end = serializers.IntegerField(help_text="Rank-1 prefix ends the sentence.")
+    next_unknown = serializers.IntegerField(
+        help_text="Rank-1 prefix ends a cut sentence: left out of next_token's denominator."
+    )
+    next_token = VariantRatesSerializer(help_text="Reading (a), per variant.")
+    trigger_token = VariantRatesSerializer(help_text="Reading (b), per variant.")
+
+
+@extend_schema_serializer(component_name="ReportValueAgreementEveryKey")
+class ValueAgreementEveryKeySerializer(_NotApplicable):
+    """§4 over every key of every layer, from the mining pass's counts."""
+
+    detail = serializers.CharField(
+        allow_null=True, help_text="What is wrong with the stored counts (counts_invalid)."
+    )
+    format = serializers.CharField(allow_null=True)
+    final_norm = serializers.CharField(allow_null=True, help_text="The final norm's module.")
+    variants = serializers.ListField(
+        child=serializers.ChoiceField(choices=computations.VARIANTS),
+        help_text="The variants counted, in order.",
+    )
+    layers = ValueAgreementEveryKeyRowSerializer(many=True)
+    overall = ValueAgreementEveryKeyRowSerializer(allow_null=True)
 
 
 @extend_schema_serializer(component_name="ReportPerturbationRow")
@@ -318,6 +379,7 @@ class ReportApi(ReportsApi):
         agreement = AgreementSerializer()
         pattern_jaccard = PatternJaccardSerializer()
         value_agreement = ValueAgreementSerializer()
+        value_agreement_every_key = ValueAgreementEveryKeySerializer()
         perturbation = PerturbationSerializer()
 
     @extend_schema(parameters=[ReportQuerySerializer], responses={200: OutputSerializer, **_ERRORS})

@@ -8,9 +8,11 @@ chunk of keys at a time, not the file.
 What the round trip normalises (export(import(x)) equals x up to these): lines come out
 in (layer, index) order, prefixes by rank, annotations by annotator; a pattern's
 prefix_ranks ascending; a pattern's description without surrounding spaces; integers
-given for float fields (coefficient) come back as floats. Fields outside the v1
-contract start empty in the imported study: token ids (so §4 value agreement has no
-keys), perturbation, the vocabulary size, annotation notes.
+given for float fields (coefficient) come back as floats. A null next_token (the
+sentence was cut, DESIGN §6) stays null. Fields outside the v1 contract start empty in
+the imported study: token ids (so §4 value agreement has no keys), the counts of §4 over
+every key and the mining definitions, perturbation, the vocabulary size, annotation
+notes.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ MAX_ERRORS = 20
 WRITE_CHUNK = 500
 MAX_INT = 2**31 - 1
 IMPORT_BATCH_NAME = "imported"
+# annotate.models.TriggerPrefix.next_token_id: -1 is the end of the sentence (and, in an
+# import, any next token: the file carries no ids); -2 is unknown (a cut sentence, whose
+# next_token the export writes as null).
+NEXT_TOKEN_ID_NONE = -1
+NEXT_TOKEN_UNKNOWN = -2
 
 NOT_JSON = "line {line}: not valid JSON"
 NOT_UTF8 = "line {line}: not valid UTF-8"
@@ -222,7 +229,11 @@ def _validate_record(obj: Any) -> dict[str, Any]:
                 "rank": rank,
                 "coefficient": _float(prefix["coefficient"], f"{path}.coefficient"),
                 **{
-                    name: _str(prefix[name], f"{path}.{name}", max_len)
+                    name: (
+                        None
+                        if name == "next_token" and prefix[name] is None
+                        else _str(prefix[name], f"{path}.{name}", max_len)
+                    )
                     for name, max_len in _PREFIX_STRINGS.items()
                 },
                 "sentence_index": _int(prefix["sentence_index"], f"{path}.sentence_index"),
@@ -413,7 +424,8 @@ def _write_chunk(
             trigger_token=p["trigger_token"],
             trigger_token_id=-1,
             next_token=p["next_token"],
-            next_token_id=-1,
+            # The file has no token ids; a null next token (cut sentence) stays unknown.
+            next_token_id=(NEXT_TOKEN_UNKNOWN if p["next_token"] is None else NEXT_TOKEN_ID_NONE),
             suffix=_suffix(p),
             sentence=p["sentence"],
             sentence_index=p["sentence_index"],

@@ -72,8 +72,26 @@ DEFINITIONS = {
     "pattern_jaccard": "per coder pair and key: each pattern's best Jaccard (covered ranks) "
     "against the other coder's patterns (0 if none), averaged over both coders' patterns; "
     "keys where neither wrote a pattern are left out",
-    "value_agreement": "argmax of the value's vocabulary distribution vs the next token (a) "
-    "or the trigger token (b) of the key's rank-1 prefix; end of sentence never matches",
+    "value_agreement_every_key": "§4 over every key of every layer, as the paper's authors "
+    "computed it (counted by the mining pass, not over the sampled keys): for each key, "
+    "the argmax of its value's vocabulary distribution softmax(v_i·E) is compared with "
+    "the token after the key's rank-1 trigger prefix (reading a, next token) and with the "
+    "prefix's last token (reading b, trigger token). Where the model has a final norm "
+    "(e.g. model.norm) both are computed with E applied to v_i directly and to "
+    "norm(v_i); the paper projects v_i without it. Denominators: reading (b) every key of "
+    "the layer; reading (a) every key except those whose rank-1 prefix ends where the "
+    "sentence was cut at the token limit (next_unknown: the next token is unknown, so the "
+    "key cannot count either way). A prefix that ends the sentence has no next token: it "
+    "stays in the denominator and never matches (next_end). Not defined for encoders, "
+    "which see the whole sentence; not available for studies that were imported or "
+    "mined before these counts were kept",
+    "value_agreement": "the same comparison over the sampled keys only (those with a "
+    "known value argmax and a rank-1 prefix); with ~10 keys a layer a rate moves in "
+    "steps of 10%. A rank-1 prefix whose next token is unknown (cut sentence) is left out "
+    "of reading (a)'s denominator and counted in next_unknown",
+    "wilson_interval": "95% Wilson score interval of matches/denominator (z = 1.96): "
+    "it stays inside [0, 1] and is not empty at 0 matches, unlike the normal "
+    "approximation; the random baseline is 1/|V| for a vocabulary of |V| tokens",
 }
 
 
@@ -104,9 +122,25 @@ def report_build(
             "submitted_only": flt.submitted_only,
         },
         "labels": list(computations.LABELS),
-        "definitions": DEFINITIONS,
-        **computations.report(arrays, replicates=replicates, seed=seed),
+        "definitions": report_definitions(study=study),
+        **computations.report(arrays, replicates=replicates, seed=seed, is_causal=study.is_causal),
+        "value_agreement_every_key": computations.value_agreement_every_key(
+            study.value_agreement, is_causal=study.is_causal, layers=flt.layers
+        ),
     }
+
+
+def report_definitions(*, study: Study) -> dict[str, str]:
+    """``DEFINITIONS``, with what the mining run of this study ranked and how, and any
+    note on its checkpoint (``Study.mining_definitions``), where the study has them."""
+    definitions = dict(DEFINITIONS)
+    mining = study.mining_definitions if isinstance(study.mining_definitions, dict) else {}
+    text, note = mining.get("text"), mining.get("checkpoint_note")
+    if isinstance(text, str) and text.strip():
+        definitions["mining"] = text.strip()
+    if isinstance(note, str) and note.strip():
+        definitions["checkpoint"] = note.strip()
+    return definitions
 
 
 REPORT_CSV_COLUMNS = (
@@ -221,42 +255,7 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "",
                 row["n_keys"],
             )
-    va = report["value_agreement"]
-    for row in _rows_of(va):
-        layer = _layer(row["layer"])
-        yield (
-            "value_agreement",
-            "next_token",
-            layer,
-            "",
-            "rate",
-            row["next_token_rate"],
-            "",
-            "",
-            row["n_keys"],
-        )
-        yield (
-            "value_agreement",
-            "trigger_token",
-            layer,
-            "",
-            "rate",
-            row["trigger_token_rate"],
-            "",
-            "",
-            row["n_keys"],
-        )
-    yield (
-        "value_agreement",
-        "random_baseline",
-        "all",
-        "",
-        "rate",
-        va["random_baseline"],
-        "",
-        "",
-        va["vocab_size"],
-    )
+    yield from _value_agreement_csv_rows(report)
     for row in _rows_of(report["perturbation"]):
         for metric in computations.PERTURBATIONS:
             yield (
@@ -270,6 +269,47 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "",
                 row["n_keys"],
             )
+
+
+def _rate_row(section: str, view: str, layer: str, rate: dict[str, Any]) -> tuple[Any, ...]:
+    return (section, view, layer, "", "rate", rate["rate"], rate["low"], rate["high"], rate["n"])
+
+
+def _value_agreement_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+    """§4 over every key (section value_agreement_every_key, view ``reading/variant``) and
+    over the sampled keys (value_agreement, view ``reading``): per layer a rate row (low,
+    high: the Wilson interval; n: the denominator) and a matches row per reading, and
+    the keys left out or never matching. A section that does not apply says so in one
+    row: metric ``applicable``, value 0, view the reason code."""
+    for section, block in (
+        ("value_agreement_every_key", report["value_agreement_every_key"]),
+        ("value_agreement", report["value_agreement"]),
+    ):
+        if not block["applicable"]:
+            yield (section, block["reason"], "all", "", "applicable", 0, "", "", "")
+            continue
+        every_key = section == "value_agreement_every_key"
+        for row in _rows_of(block):
+            layer = _layer(row["layer"])
+            for reading in computations.READINGS:
+                cells = row[reading].items() if every_key else [("", row[reading])]
+                for variant, rate in cells:
+                    view = f"{reading}/{variant}" if variant else reading
+                    yield _rate_row(section, view, layer, rate)
+                    yield (section, view, layer, "", "matches", rate["matches"], "", "", rate["n"])
+            for metric in ("next_end", "next_unknown"):
+                yield (section, "", layer, "", metric, row[metric], "", "", row["n_keys"])
+        yield (
+            section,
+            "random_baseline",
+            "all",
+            "",
+            "rate",
+            block["random_baseline"],
+            "",
+            "",
+            block["vocab_size"],
+        )
 
 
 def report_csv(report: dict[str, Any]) -> str:

@@ -51,10 +51,55 @@ def test_carol_reads_the_report(hand_study, carol):
         "agreement",
         "pattern_jaccard",
         "value_agreement",
+        "value_agreement_every_key",
         "perturbation",
     }
     assert body["figure2"]["pooled"]["layers"][0]["shares"]["shallow_semantic"] == 0.4
+    assert body["value_agreement"]["overall"]["next_token"]["n"] == 2
+    assert body["value_agreement_every_key"]["reason"] == "not_counted"
     assert body["filters"] == {"annotators": None, "layers": None, "submitted_only": True}
+
+
+def test_the_report_api_serves_value_agreement_over_every_key(hand_study, carol):
+    hand_study.value_agreement = {
+        "format": "ffkv.value-agreement/v1",
+        "vocab_size": 100,
+        "variants": ["without_final_norm"],
+        "final_norm": None,
+        "layers": [
+            {
+                "layer": 1,
+                "n_keys": 10,
+                "next_end": 1,
+                "next_unknown": 2,
+                "next_token": {"without_final_norm": 5},
+                "trigger_token": {"without_final_norm": 0},
+            }
+        ],
+    }
+    hand_study.save()
+    body = client_for(carol).get(f"/api/admin/studies/{hand_study.pk}/report/").json()
+    every = body["value_agreement_every_key"]
+    assert every["applicable"] is True and every["variants"] == ["without_final_norm"]
+    (row,) = every["layers"]
+    # Only the variant the model has: no with_final_norm key at all.
+    assert row["next_token"] == {
+        "without_final_norm": {
+            "matches": 5,
+            "n": 8,
+            "rate": 0.625,
+            "low": pytest.approx(0.305742, abs=1e-6),
+            "high": pytest.approx(0.863156, abs=1e-6),
+        }
+    }
+    assert (row["next_end"], row["next_unknown"]) == (1, 2)
+    assert every["random_baseline"] == 0.01
+    hand_study.is_causal = False
+    hand_study.save()
+    body = client_for(carol).get(f"/api/admin/studies/{hand_study.pk}/report/").json()
+    assert body["value_agreement_every_key"]["applicable"] is False
+    assert body["value_agreement_every_key"]["reason"] == "encoder"
+    assert body["value_agreement"]["overall"] is None
 
 
 def test_report_filters_come_from_the_query_string(hand_study, carol):

@@ -35,13 +35,49 @@ def test_the_report_command_writes_figure2_and_the_tables(hand_study, tmp_path, 
         "agreement",
         "pattern_jaccard",
         "value_agreement",
+        "value_agreement_every_key",
         "perturbation",
     }
-    assert "covered 53.3%" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "covered 53.3%" in printed
+    assert "§4 over every key: not available (the mining pass did not count every key" in printed
+    # Key A's argmax is its next token (layer 1), key B's its trigger token (layer 2).
+    assert "§4 over the sampled keys (2 keys, 0 unknown next): (a) 50.00% [" in printed
     # The same report gives the same SVG, byte for byte.
     again = tmp_path / "again"
     call_command("report", "--study", str(hand_study.pk), "--out", str(again))
     assert (again / "figure2.svg").read_bytes() == (out / "figure2.svg").read_bytes()
+
+
+def test_the_report_command_prints_value_agreement_over_every_key(hand_study, tmp_path, capsys):
+    hand_study.value_agreement = {
+        "format": "ffkv.value-agreement/v1",
+        "vocab_size": 49152,
+        "variants": ["without_final_norm"],
+        "final_norm": None,
+        "layers": [
+            {
+                "layer": 1,
+                "n_keys": 1536,
+                "next_end": 12,
+                "next_unknown": 3,
+                "next_token": {"without_final_norm": 5},
+                "trigger_token": {"without_final_norm": 1},
+            }
+        ],
+    }
+    hand_study.save()
+    call_command("report", "--study", "hand study", "--out", str(tmp_path))
+    out = capsys.readouterr().out
+    assert "§4 over every key (1536 keys, 3 with an unknown next token left out of (a)" in out
+    assert "(a) next token, without final norm: 0.33% [" in out and "(5/1533)" in out
+    assert "(b) trigger, without final norm: 0.07% [0.01%, 0.37%] (1/1536)" in out
+    hand_study.is_causal = False
+    hand_study.save()
+    call_command("report", "--study", "hand study", "--out", str(tmp_path))
+    assert "§4 over every key: does not apply (encoders have no next token)" in (
+        capsys.readouterr().out
+    )
 
 
 def test_the_report_command_filters_and_refuses_bad_arguments(hand_study, tmp_path):

@@ -194,7 +194,194 @@ def test_value_agreement_never_matches_an_end_of_sentence():
     va = c.value_agreement(arrays)
     # Key 0's value is unknown; key 1's next token is the end of the sentence (-1), so only
     # its trigger matches; key 2 matches on the next token.
-    assert va["overall"]["n_keys"] == 2
-    assert va["overall"]["next_token_matches"] == 1
-    assert va["overall"]["trigger_token_matches"] == 1
+    overall = va["overall"]
+    assert (overall["n_keys"], overall["next_end"], overall["next_unknown"]) == (2, 1, 0)
+    assert overall["next_token"]["matches"] == 1 and overall["next_token"]["n"] == 2
+    assert overall["trigger_token"]["matches"] == 1 and overall["trigger_token"]["n"] == 2
     assert va["random_baseline"] == pytest.approx(1 / 50_000)
+
+
+def test_sampled_value_agreement_leaves_a_cut_sentence_out_of_the_next_token_reading():
+    arrays = _arrays(
+        layers=np.array([1, 2]),
+        key_layer=np.array([1, 1, 1, 2]),
+        key_index=np.arange(4),
+        prefix_exists=np.ones((4, 2), dtype=bool),
+        ann_key=c.empty_int(),
+        ann_coder=c.empty_int(),
+        coders=(),
+        value_top_id=np.array([5, 6, 7, 8]),
+        # Key 0 matches its next token; keys 1 and 3 end a cut sentence (-2: unknown).
+        top1_next_id=np.array([5, -2, 1, -2]),
+        top1_trigger_id=np.array([0, 6, 0, 0]),
+        vocab_size=10,
+        perturbation=np.full((4, 3), nan),
+    )
+    va = c.value_agreement(arrays)
+    layer1, layer2 = va["layers"]
+    assert layer1["next_unknown"] == 1
+    assert (layer1["next_token"]["matches"], layer1["next_token"]["n"]) == (1, 2)
+    assert layer1["next_token"]["rate"] == 0.5
+    # Reading (b) keeps every key.
+    assert (layer1["trigger_token"]["matches"], layer1["trigger_token"]["n"]) == (1, 3)
+    # Layer 2's only key has no known next token: no rate, no interval, but counted.
+    assert layer2["next_token"] == {"matches": 0, "n": 0, "rate": None, "low": None, "high": None}
+    assert layer2["next_unknown"] == 1
+    overall = va["overall"]
+    assert (overall["next_token"]["n"], overall["next_unknown"]) == (2, 2)
+    assert overall["next_token"]["low"] == pytest.approx(0.094531, abs=1e-6)  # Wilson 1 of 2
+    assert overall["next_token"]["high"] == pytest.approx(0.905469, abs=1e-6)
+
+
+def test_an_encoder_has_no_sampled_value_agreement():
+    arrays = _arrays(
+        layers=np.array([1]),
+        key_layer=np.array([1]),
+        key_index=np.arange(1),
+        prefix_exists=np.ones((1, 1), dtype=bool),
+        ann_key=c.empty_int(),
+        ann_coder=c.empty_int(),
+        coders=(),
+        value_top_id=np.array([5]),
+        top1_next_id=np.array([5]),
+        top1_trigger_id=np.array([0]),
+        vocab_size=10,
+        perturbation=np.full((1, 3), nan),
+    )
+    va = c.value_agreement(arrays, is_causal=False)
+    assert (va["applicable"], va["reason"]) == (False, "encoder")
+    assert va["layers"] == [] and va["overall"] is None
+
+
+# Wilson 95% score intervals. 0/20, 1/29, 15/148 and 81/263 are Newcombe (1998),
+# "Two-sided confidence intervals for the single proportion", Table I, method 3 (to 4
+# places); the others were worked to 6 places by hand in decimal arithmetic.
+WILSON_KNOWN = [
+    (0, 10, 0.0, 0.277533, 6),
+    (5, 10, 0.236593, 0.763407, 6),
+    (10, 10, 0.722467, 1.0, 6),
+    (1, 1536, 0.000115, 0.003679, 6),
+    (0, 20, 0.0, 0.1611, 4),
+    (1, 29, 0.0061, 0.1718, 4),
+    (15, 148, 0.0624, 0.1605, 4),
+    (81, 263, 0.2553, 0.3662, 4),
+]
+
+
+@pytest.mark.parametrize(("k", "n", "low", "high", "places"), WILSON_KNOWN)
+def test_wilson_interval_matches_published_values(k, n, low, high, places):
+    got_low, got_high = c.wilson_interval(k, n)
+    assert round(float(got_low), places) == low
+    assert round(float(got_high), places) == high
+
+
+def test_wilson_interval_is_elementwise_exact_at_the_ends_and_empty_without_trials():
+    low, high = c.wilson_interval(np.array([0, 5, 0, 3]), np.array([10, 10, 0, 3]))
+    assert low[0] == 0.0 and high[3] == 1.0  # exactly, not 1e-17 away
+    assert np.isnan(low[2]) and np.isnan(high[2])
+    assert low[1] == pytest.approx(0.236593, abs=1e-6)
+
+
+def _stored(**overrides):
+    stored = {
+        "format": "ffkv.value-agreement/v1",
+        "vocab_size": 49152,
+        "variants": ["without_final_norm", "with_final_norm"],
+        "final_norm": "model.norm",
+        "layers": [
+            {
+                "layer": 2,
+                "n_keys": 1536,
+                "next_end": 12,
+                "next_unknown": 36,
+                "next_token": {"without_final_norm": 0, "with_final_norm": 3},
+                "trigger_token": {"without_final_norm": 1, "with_final_norm": 0},
+            },
+            {
+                "layer": 1,
+                "n_keys": 1536,
+                "next_end": 4,
+                "next_unknown": 0,
+                "next_token": {"without_final_norm": 5, "with_final_norm": 7},
+                "trigger_token": {"without_final_norm": 1, "with_final_norm": 1},
+            },
+        ],
+    }
+    stored.update(overrides)
+    return stored
+
+
+def test_value_agreement_over_every_key_per_layer_and_overall():
+    va = c.value_agreement_every_key(_stored(), is_causal=True)
+    assert va["applicable"] and va["reason"] is None
+    assert va["variants"] == ["without_final_norm", "with_final_norm"]
+    assert va["final_norm"] == "model.norm"
+    assert va["random_baseline"] == pytest.approx(1 / 49152)
+    layer1, layer2 = va["layers"]  # sorted by layer
+    assert (layer1["layer"], layer2["layer"]) == (1, 2)
+    # Reading (a) leaves the 36 keys of cut sentences out; reading (b) keeps all 1536.
+    assert layer2["next_token"]["with_final_norm"]["n"] == 1500
+    assert layer2["next_token"]["with_final_norm"]["rate"] == pytest.approx(3 / 1500)
+    assert layer2["trigger_token"]["without_final_norm"]["n"] == 1536
+    one_of_1536 = layer2["trigger_token"]["without_final_norm"]
+    assert (one_of_1536["low"], one_of_1536["high"]) == (
+        pytest.approx(0.000115, abs=1e-6),
+        pytest.approx(0.003679, abs=1e-6),
+    )
+    zero = layer2["next_token"]["without_final_norm"]
+    assert zero["rate"] == 0.0 and zero["low"] == 0.0 and zero["high"] > 0
+    overall = va["overall"]
+    assert (overall["n_keys"], overall["next_end"], overall["next_unknown"]) == (3072, 16, 36)
+    assert overall["next_token"]["with_final_norm"] == {
+        "matches": 10,
+        "n": 3036,
+        "rate": pytest.approx(10 / 3036),
+        "low": pytest.approx(float(c.wilson_interval(10, 3036)[0])),
+        "high": pytest.approx(float(c.wilson_interval(10, 3036)[1])),
+    }
+    only_two = c.value_agreement_every_key(_stored(), is_causal=True, layers=[2])
+    assert [row["layer"] for row in only_two["layers"]] == [2]
+    assert only_two["overall"]["n_keys"] == 1536
+
+
+def test_value_agreement_over_every_key_without_a_final_norm_has_one_variant():
+    stored = _stored(variants=["without_final_norm"], final_norm=None)
+    for row in stored["layers"]:
+        for reading in ("next_token", "trigger_token"):
+            del row[reading]["with_final_norm"]
+    va = c.value_agreement_every_key(stored, is_causal=True)
+    assert list(va["overall"]["next_token"]) == ["without_final_norm"]
+    assert va["final_norm"] is None
+
+
+def test_value_agreement_over_every_key_says_why_it_has_no_rate():
+    encoder = c.value_agreement_every_key({}, is_causal=False)
+    assert (encoder["applicable"], encoder["reason"]) == (False, "encoder")
+    assert encoder["overall"] is None and encoder["layers"] == []
+    # An encoder has no next token even if counts were somehow stored.
+    assert c.value_agreement_every_key(_stored(), is_causal=False)["reason"] == "encoder"
+    imported = c.value_agreement_every_key({}, is_causal=True)
+    assert (imported["applicable"], imported["reason"]) == (False, "not_counted")
+
+
+@pytest.mark.parametrize(
+    ("change", "detail"),
+    [
+        ({"format": "v0"}, "format must be"),
+        ({"variants": ["with_norm"]}, "variants must be"),
+        ({"layers": [{"layer": 1}]}, "layers[0].n_keys must be a non-negative integer"),
+        ({"vocab_size": -1}, "vocab_size must be a non-negative integer"),
+    ],
+)
+def test_value_agreement_over_every_key_names_what_is_wrong_with_the_counts(change, detail):
+    va = c.value_agreement_every_key(_stored(**change), is_causal=True)
+    assert (va["applicable"], va["reason"]) == (False, "counts_invalid")
+    assert detail in va["detail"]
+
+
+def test_value_agreement_over_every_key_refuses_more_matches_than_keys():
+    stored = _stored()
+    stored["layers"][0]["next_token"]["with_final_norm"] = 1537
+    va = c.value_agreement_every_key(stored, is_causal=True)
+    assert va["reason"] == "counts_invalid"
+    assert "layers[0].next_token.with_final_norm exceeds its keys" in va["detail"]

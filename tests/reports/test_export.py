@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotate.models import TriggerPrefix
 from reports.services import CSV_COLUMNS, export_csv, export_jsonl, export_parquet
 from tests.factories import KeyFactory, StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
@@ -112,6 +113,24 @@ def test_parquet_holds_the_same_rows_as_the_csv(hand_study, tmp_path):
         {k: "" if v is None else str(v) for k, v in row.items()} for row in table.to_pylist()
     ]
     assert as_text == csv_rows(hand_study)
+
+
+def test_a_cut_sentences_next_token_is_null_in_jsonl_empty_in_csv_and_null_in_parquet(
+    hand_study, tmp_path
+):
+    # DESIGN §6: next_token is null where the sentence was cut (id -2, unknown), while the
+    # end of a sentence keeps its "</s>" marker.
+    TriggerPrefix.objects.filter(key__layer=1, rank=2).update(next_token=None, next_token_id=-2)
+    TriggerPrefix.objects.filter(key__layer=1, rank=3).update(next_token="</s>", next_token_id=-1)
+    prefixes = jsonl_lines(hand_study)[0]["prefixes"]
+    assert [p["next_token"] for p in prefixes[:3]] == [" n1", None, "</s>"]
+    rows = [r for r in csv_rows(hand_study) if r["layer"] == "1" and r["annotator"] == "alice"]
+    assert [r["next_token"] for r in rows[:3]] == [" n1", "", "</s>"]
+    path = tmp_path / "cut.parquet"
+    export_parquet(study=hand_study, sink=path)
+    table = pq.read_table(path).to_pylist()
+    alice = [r["next_token"] for r in table if r["layer"] == 1 and r["annotator"] == "alice"]
+    assert alice[:3] == [" n1", None, "</s>"]
 
 
 def _study(n_keys: int, chunk_people: int = 2):

@@ -65,6 +65,30 @@ def test_export_of_import_is_the_same_data_and_the_reports_are_equal(hand_study)
             assert after[section] == before[section], section
 
 
+def test_a_null_next_token_round_trips_as_an_unknown_next_token(hand_study):
+    lines = renamed(export_text(hand_study), "cut")
+    lines[0]["prefixes"][0]["next_token"] = None  # a cut sentence (DESIGN §6)
+    lines[0]["prefixes"][1]["next_token"] = "</s>"  # the end of a sentence
+    text = "\n".join(json.dumps(x) for x in lines) + "\n"
+    study = load(text).study
+    stored = dict(
+        TriggerPrefix.objects.filter(key__study=study, key__layer=1, rank__lte=3).values_list(
+            "rank", "next_token_id"
+        )
+    )
+    assert stored == {1: -2, 2: -1, 3: -1}
+    assert TriggerPrefix.objects.get(key__study=study, key__layer=1, rank=1).next_token is None
+    assert renamed(export_text(study), "cut") == lines
+
+
+def test_a_next_token_that_is_neither_a_string_nor_null_is_refused(hand_study):
+    lines = renamed(export_text(hand_study), "bad")
+    lines[1]["prefixes"][0]["next_token"] = 7
+    with pytest.raises(ImportFileError) as info:
+        load("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert info.value.errors == ["line 2: prefixes[0].next_token: must be a string"]
+
+
 def test_import_takes_the_files_study_name_and_refuses_a_taken_one(hand_study):
     text = export_text(hand_study)
     with pytest.raises(ImportFileError, match="A study named 'hand study' already exists"):

@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotate.models import TriggerPrefix
 from reports.selectors import ReportFilter
 from reports.services import report_build, report_csv
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
@@ -108,8 +109,9 @@ def test_value_agreement_and_perturbation_of_the_hand_study(hand_study):
     # trigger token of its rank-1 prefix (tests/factories.key_with_prefixes).
     assert va["random_baseline"] == pytest.approx(0.01)
     layer1, layer2 = va["layers"]
-    assert (layer1["next_token_rate"], layer1["trigger_token_rate"]) == (1.0, 0.0)
-    assert (layer2["next_token_rate"], layer2["trigger_token_rate"]) == (0.0, 1.0)
+    assert (layer1["next_token"]["rate"], layer1["trigger_token"]["rate"]) == (1.0, 0.0)
+    assert (layer2["next_token"]["rate"], layer2["trigger_token"]["rate"]) == (0.0, 1.0)
+    assert layer1["next_token"]["low"] == pytest.approx(0.206549, abs=1e-6)  # Wilson 1 of 1
     pert = report["perturbation"]
     assert pert["layers"][0] == {
         "layer": 1,
@@ -141,6 +143,113 @@ def test_the_report_csv_has_one_number_per_row(hand_study):
     assert lines[0] == "section,view,layer,annotator,metric,value,low,high,n"
     assert "figure2,pooled,1,,shallow+semantic,0.4,,,4.0" in lines
     assert "coverage,,all,,share_covered,0.5333333333333333,,,15" in lines
+
+
+EVERY_KEY = {
+    "format": "ffkv.value-agreement/v1",
+    "vocab_size": 100,
+    "variants": ["without_final_norm", "with_final_norm"],
+    "final_norm": "model.norm",
+    "layers": [
+        {
+            "layer": layer,
+            "n_keys": 40,
+            "next_end": 2,
+            "next_unknown": 10 * (layer - 1),
+            "next_token": {"without_final_norm": layer, "with_final_norm": 2 * layer},
+            "trigger_token": {"without_final_norm": 0, "with_final_norm": 1},
+        }
+        for layer in (1, 2)
+    ],
+}
+
+
+def test_the_report_has_value_agreement_over_every_key_from_the_study(hand_study):
+    hand_study.value_agreement = EVERY_KEY
+    hand_study.save()
+    every = report_build(study=hand_study)["value_agreement_every_key"]
+    assert every["applicable"] and every["variants"] == ["without_final_norm", "with_final_norm"]
+    layer1, layer2 = every["layers"]
+    assert layer2["next_token"]["with_final_norm"] == {
+        "matches": 4,
+        "n": 30,  # 40 keys, 10 of them on a cut sentence
+        "rate": pytest.approx(4 / 30),
+        "low": pytest.approx(0.053097, abs=1e-6),
+        "high": pytest.approx(0.296813, abs=1e-6),
+    }
+    assert layer1["trigger_token"]["with_final_norm"]["n"] == 40
+    assert every["overall"]["next_token"]["without_final_norm"]["matches"] == 3
+    assert every["overall"]["next_unknown"] == 10
+    # The report's layer filter applies here too.
+    only_one = report_build(study=hand_study, flt=ReportFilter(layers=(1,)))
+    assert [row["layer"] for row in only_one["value_agreement_every_key"]["layers"]] == [1]
+
+    lines = report_csv(report_build(study=hand_study)).splitlines()
+    assert (
+        "value_agreement_every_key,next_token/with_final_norm,2,,rate,"
+        "0.13333333333333333,0.053096554840547455,0.296813266820363,30" in lines
+    )
+    assert "value_agreement_every_key,next_token/with_final_norm,2,,matches,4,,,30" in lines
+    assert "value_agreement_every_key,,all,,next_unknown,10,,,80" in lines
+    assert "value_agreement_every_key,random_baseline,all,,rate,0.01,,,100" in lines
+
+
+def test_an_imported_study_has_no_counts_over_every_key_and_says_so(hand_study):
+    report = report_build(study=hand_study)
+    every = report["value_agreement_every_key"]
+    assert (every["applicable"], every["reason"]) == (False, "not_counted")
+    assert (
+        "value_agreement_every_key,not_counted,all,,applicable,0,,,"
+        in report_csv(report).splitlines()
+    )
+
+
+def test_value_agreement_does_not_apply_to_an_encoder(hand_study):
+    hand_study.is_causal = False
+    hand_study.save()
+    report = report_build(study=hand_study)
+    for section in ("value_agreement", "value_agreement_every_key"):
+        assert (report[section]["applicable"], report[section]["reason"]) == (False, "encoder")
+        assert report[section]["overall"] is None
+    lines = report_csv(report).splitlines()
+    assert "value_agreement_every_key,encoder,all,,applicable,0,,," in lines
+    assert "value_agreement,encoder,all,,applicable,0,,," in lines
+
+
+def test_a_cut_sentence_leaves_the_sampled_key_out_of_the_next_token_reading(hand_study):
+    # Key A's rank-1 prefix now ends a cut sentence: its next token is unknown.
+    TriggerPrefix.objects.filter(key__study=hand_study, key__layer=1, rank=1).update(
+        next_token=None, next_token_id=-2
+    )
+    va = report_build(study=hand_study)["value_agreement"]
+    layer1 = va["layers"][0]
+    assert layer1["n_keys"] == 1 and layer1["next_unknown"] == 1
+    assert layer1["next_token"]["n"] == 0 and layer1["next_token"]["rate"] is None
+    assert layer1["trigger_token"]["n"] == 1
+    assert va["overall"]["next_token"]["n"] == 1
+    lines = report_csv(report_build(study=hand_study)).splitlines()
+    assert "value_agreement,,1,,next_unknown,1,,,1" in lines
+
+
+def test_the_definitions_carry_the_mining_definitions_and_the_checkpoint_note(hand_study):
+    definitions = report_build(study=hand_study)["definitions"]
+    assert "every key" in definitions["value_agreement_every_key"]
+    assert "Wilson" in definitions["wilson_interval"]
+    assert "mining" not in definitions and "checkpoint" not in definitions
+    hand_study.mining_definitions = {
+        "family": "llama",
+        "module": "model.layers.{i}.mlp.down_proj",
+        "coefficient": "pre",
+        "when": "input of down_proj",
+        "bias": "none",
+        "text": "Coefficients are act(gate·x)·(up·x), the input of down_proj.",
+        "checkpoint_note": "The weights are dequantized from 4 bits: every figure "
+        "describes this checkpoint.",
+    }
+    hand_study.save()
+    definitions = report_build(study=hand_study)["definitions"]
+    assert definitions["mining"].startswith("Coefficients are act(gate·x)")
+    assert "dequantized from 4 bits" in definitions["checkpoint"]
 
 
 def _study_with(n_keys: int):

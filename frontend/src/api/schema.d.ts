@@ -972,6 +972,23 @@ export interface components {
             /** Format: double */
             random: number | null;
         };
+        ReportRate: {
+            matches: number;
+            /** @description The denominator. */
+            n: number;
+            /**
+             * Format: double
+             * @description matches / n; null where n is 0.
+             */
+            rate: number | null;
+            /**
+             * Format: double
+             * @description Wilson 95% interval.
+             */
+            low: number | null;
+            /** Format: double */
+            high: number | null;
+        };
         ReportStudy: {
             id: number;
             name: string;
@@ -979,26 +996,90 @@ export interface components {
             corpus: string;
             top_k: number;
         };
+        /** @description §4 over the sampled keys. */
         ReportValueAgreement: {
-            vocab_size: number;
+            /** @description False where §4 gives no rate here. */
+            applicable: boolean;
+            /**
+             * @description Why not applicable (null where applicable): encoder (encoders have no next token), not_counted (the mining pass did not count every key: an imported or older study), counts_invalid (the stored counts break their contract).
+             *
+             *     * `encoder` - encoder
+             *     * `not_counted` - not_counted
+             *     * `counts_invalid` - counts_invalid
+             */
+            reason: (components["schemas"]["ValueAgreementReasonEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description |V|. */
+            vocab_size: number | null;
             /**
              * Format: double
              * @description 1/|V|.
              */
             random_baseline: number | null;
             layers: components["schemas"]["ReportValueAgreementRow"][];
-            overall: components["schemas"]["ReportValueAgreementRow"];
+            overall: components["schemas"]["ReportValueAgreementRow"] | null;
+        };
+        /** @description §4 over every key of every layer, from the mining pass's counts. */
+        ReportValueAgreementEveryKey: {
+            /** @description False where §4 gives no rate here. */
+            applicable: boolean;
+            /**
+             * @description Why not applicable (null where applicable): encoder (encoders have no next token), not_counted (the mining pass did not count every key: an imported or older study), counts_invalid (the stored counts break their contract).
+             *
+             *     * `encoder` - encoder
+             *     * `not_counted` - not_counted
+             *     * `counts_invalid` - counts_invalid
+             */
+            reason: (components["schemas"]["ValueAgreementReasonEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description |V|. */
+            vocab_size: number | null;
+            /**
+             * Format: double
+             * @description 1/|V|.
+             */
+            random_baseline: number | null;
+            /** @description What is wrong with the stored counts (counts_invalid). */
+            detail: string | null;
+            format: string | null;
+            /** @description The final norm's module. */
+            final_norm: string | null;
+            /** @description The variants counted, in order. */
+            variants: components["schemas"]["ValueAgreementVariantEnum"][];
+            layers: components["schemas"]["ReportValueAgreementEveryKeyRow"][];
+            overall: components["schemas"]["ReportValueAgreementEveryKeyRow"] | null;
+        };
+        ReportValueAgreementEveryKeyRow: {
+            /** @description From 1; null for all layers. */
+            layer: number | null;
+            /** @description Every key of the layer. */
+            n_keys: number;
+            /** @description Rank-1 prefix ends the sentence. */
+            next_end: number;
+            /** @description Rank-1 prefix ends a cut sentence: left out of next_token's denominator. */
+            next_unknown: number;
+            /** @description Reading (a), per variant. */
+            next_token: components["schemas"]["ReportVariantRates"];
+            /** @description Reading (b), per variant. */
+            trigger_token: components["schemas"]["ReportVariantRates"];
         };
         ReportValueAgreementRow: {
             /** @description From 1; null for all layers. */
             layer: number | null;
+            /** @description Sampled keys with a value argmax and a prefix. */
             n_keys: number;
-            next_token_matches: number;
-            /** Format: double */
-            next_token_rate: number | null;
-            trigger_token_matches: number;
-            /** Format: double */
-            trigger_token_rate: number | null;
+            /** @description Rank-1 prefix ends the sentence. */
+            next_end: number;
+            /** @description Rank-1 prefix ends a cut sentence: left out of next_token's denominator. */
+            next_unknown: number;
+            /** @description Reading (a). */
+            next_token: components["schemas"]["ReportRate"];
+            /** @description Reading (b). */
+            trigger_token: components["schemas"]["ReportRate"];
+        };
+        ReportVariantRates: {
+            /** @description E·v_i. */
+            without_final_norm?: components["schemas"]["ReportRate"];
+            /** @description E·norm(v_i); only where the model has a final norm. */
+            with_final_norm?: components["schemas"]["ReportRate"];
         };
         /**
          * @description * `split` - split
@@ -1057,6 +1138,7 @@ export interface components {
             agreement: components["schemas"]["ReportAgreement"];
             pattern_jaccard: components["schemas"]["ReportPatternJaccard"];
             value_agreement: components["schemas"]["ReportValueAgreement"];
+            value_agreement_every_key: components["schemas"]["ReportValueAgreementEveryKey"];
             perturbation: components["schemas"]["ReportPerturbation"];
         };
         StudySummary: {
@@ -1093,6 +1175,19 @@ export interface components {
             readonly is_annotator: boolean;
             readonly display_name: string;
         };
+        /**
+         * @description * `encoder` - encoder
+         *     * `not_counted` - not_counted
+         *     * `counts_invalid` - counts_invalid
+         * @enum {string}
+         */
+        ValueAgreementReasonEnum: "encoder" | "not_counted" | "counts_invalid";
+        /**
+         * @description * `without_final_norm` - without_final_norm
+         *     * `with_final_norm` - with_final_norm
+         * @enum {string}
+         */
+        ValueAgreementVariantEnum: "without_final_norm" | "with_final_norm";
         ValueToken: {
             token: string;
             /** Format: double */

@@ -5,6 +5,8 @@ import type {
   MiningRun,
   ReportEstimate,
   ReportFigure2Row,
+  ReportRate,
+  ReportValueAgreementEveryKey,
   StudyDetail,
   StudyReport,
   TriggerPrefix,
@@ -194,30 +196,73 @@ export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
       overall: { layer: null, mean: 0.6, n_keys: 1 },
     },
     value_agreement: {
+      applicable: true,
+      reason: null,
       vocab_size: 50257,
       random_baseline: 1 / 50257,
       layers: [1, 2].map((layer) => ({
         layer,
         n_keys: 2,
-        next_token_matches: 1,
-        next_token_rate: 0.5,
-        trigger_token_matches: 0,
-        trigger_token_rate: 0,
+        next_end: 0,
+        next_unknown: layer === 2 ? 1 : 0,
+        next_token: rate(layer === 2 ? 0 : 1, layer === 2 ? 1 : 2),
+        trigger_token: rate(0, 2),
       })),
       overall: {
         layer: null,
         n_keys: 4,
-        next_token_matches: 2,
-        next_token_rate: 0.5,
-        trigger_token_matches: 0,
-        trigger_token_rate: 0,
+        next_end: 0,
+        next_unknown: 1,
+        next_token: rate(1, 3),
+        trigger_token: rate(0, 4),
       },
     },
+    value_agreement_every_key: makeEveryKey([1, 2]),
     perturbation: {
       layers: [1, 2].map((layer) => ({ layer, n_keys: 0, first: null, last: null, random: null })),
       overall: { layer: null, n_keys: 0, first: null, last: null, random: null },
     },
     ...overrides,
+  };
+}
+
+/** A §4 rate with a rough interval (the numbers only need to be ordered). */
+export function rate(matches: number, n: number): ReportRate {
+  if (n === 0) return { matches, n, rate: null, low: null, high: null };
+  const p = matches / n;
+  return { matches, n, rate: p, low: Math.max(0, p - 0.1), high: Math.min(1, p + 0.1) };
+}
+
+/** §4 over every key of the given layers: 1536 keys a layer, both variants; layer L has
+ * L next-token matches without the final norm, 2L with it, and 3 cut sentences. */
+export function makeEveryKey(layers: number[]): ReportValueAgreementEveryKey {
+  const row = (layer: number | null, scale: number, count: number) => {
+    const n = 1536 * count;
+    const unknown = 3 * count;
+    return {
+      layer,
+      n_keys: n,
+      next_end: 12 * count,
+      next_unknown: unknown,
+      next_token: {
+        without_final_norm: rate(scale, n - unknown),
+        with_final_norm: rate(2 * scale, n - unknown),
+      },
+      trigger_token: { without_final_norm: rate(0, n), with_final_norm: rate(count, n) },
+    };
+  };
+  const total = layers.reduce((sum, layer) => sum + layer, 0);
+  return {
+    applicable: true,
+    reason: null,
+    detail: null,
+    format: 'ffkv.value-agreement/v1',
+    vocab_size: 49152,
+    random_baseline: 1 / 49152,
+    final_norm: 'model.norm',
+    variants: ['without_final_norm', 'with_final_norm'],
+    layers: layers.map((layer) => row(layer, layer, 1)),
+    overall: row(null, total, layers.length),
   };
 }
 

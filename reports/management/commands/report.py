@@ -59,11 +59,63 @@ class Command(BaseCommand):
             f"covered {_pct(overall['share_covered'])}, "
             f"{_num(overall['mean_patterns_per_key'])} patterns per key, α = {_num(alpha)}"
         )
+        for line in value_agreement_lines(report):
+            self.stdout.write(line)
         self.stdout.write(f"wrote figure2.svg, figure2.png, report.json, report.csv to {out}")
 
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
+REASONS = {
+    "encoder": "does not apply (encoders have no next token)",
+    "not_counted": "not available (the mining pass did not count every key: the study was "
+    "imported or mined before these counts were kept)",
+    "counts_invalid": "not available (the stored counts are unreadable: {detail})",
+}
+
+
+def _rate(rate: dict[str, Any]) -> str:
+    if rate["rate"] is None:
+        return f"n/a (0 of {rate['n']})"
+    return (
+        f"{_pct(rate['rate'], 2)} [{_pct(rate['low'], 2)}, {_pct(rate['high'], 2)}] "
+        f"({rate['matches']}/{rate['n']})"
+    )
+
+
+def value_agreement_lines(report: dict[str, Any]) -> list[str]:
+    """§4 in words: over every key (overall per reading and variant), then the sampled
+    keys; or why it has no rate."""
+    lines = []
+    every = report["value_agreement_every_key"]
+    if not every["applicable"]:
+        reason = REASONS[every["reason"]].format(detail=every["detail"])
+        lines.append(f"§4 over every key: {reason}")
+    else:
+        overall = every["overall"]
+        lines.append(
+            f"§4 over every key ({overall['n_keys']} keys, {overall['next_unknown']} with an "
+            f"unknown next token left out of (a), {overall['next_end']} ending a sentence; "
+            f"random 1/|V| = {_small(every['random_baseline'])}):"
+        )
+        for reading, name in (("next_token", "(a) next token"), ("trigger_token", "(b) trigger")):
+            for variant, rate in overall[reading].items():
+                lines.append(f"  {name}, {variant.replace('_', ' ')}: {_rate(rate)}")
+    sampled = report["value_agreement"]
+    if sampled["applicable"]:
+        overall = sampled["overall"]
+        lines.append(
+            f"§4 over the sampled keys ({overall['n_keys']} keys, "
+            f"{overall['next_unknown']} unknown next): (a) {_rate(overall['next_token'])}, "
+            f"(b) {_rate(overall['trigger_token'])}"
+        )
+    return lines
+
+
+def _small(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.2g}%"
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "n/a" if x is None else f"{100 * x:.{digits}f}%"
 
 
 def _num(x: float | None) -> str:

@@ -44,10 +44,33 @@ describe('report page', () => {
     expect(agreement).toHaveTextContent('0.743 [0.612, 0.851]');
     expect(screen.getByTestId('agreement-binary-table')).toBeInTheDocument();
 
-    expect(screen.getByTestId('value-agreement-table')).toHaveTextContent('50.0% (1/2)');
+    expect(screen.getByTestId('value-agreement-table')).toHaveTextContent('50.00% [40.00%, 60.00%] (1/2)');
+    expect(screen.getByTestId('value-agreement-chart').querySelectorAll('g.series')).toHaveLength(4);
+    expect(screen.getByTestId('value-every-key-table')).toBeInTheDocument();
     expect(screen.getByTestId('value-baseline')).toHaveTextContent('|V| = 50,257');
     expect(screen.getByTestId('perturbation-none')).toHaveTextContent('Not measured');
     expect(screen.getByTestId('jaccard-table')).toHaveTextContent('0.600 (1 key)');
+  });
+
+  it("shows the mining run's definitions and the checkpoint note among the definitions", async () => {
+    const report = makeReport();
+    report.definitions = {
+      ...report.definitions,
+      mining: 'Coefficients are the input of down_proj.',
+      checkpoint: 'The weights are dequantized from 4 bits: every figure describes this checkpoint.',
+    };
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, report),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    const checkpoint = document.querySelector('.definition[data-term="checkpoint"]');
+    expect(checkpoint).toHaveTextContent('Checkpoint');
+    expect(checkpoint).toHaveTextContent('dequantized from 4 bits');
+    expect(document.querySelector('.definition[data-term="mining"]')).toHaveTextContent(
+      'What the mining run ranked',
+    );
   });
 
   it('switches Figure 2 between pooled, per annotator and majority', async () => {

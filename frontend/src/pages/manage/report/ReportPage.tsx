@@ -19,9 +19,9 @@ import {
   CoverageTable,
   JaccardTable,
   PerturbationTable,
-  ValueAgreementTable,
 } from './ReportTables';
 import { downloadBlob, safeFileName, serializeSvg, svgSize, svgToPng } from './svgExport';
+import { ValueAgreementSection } from './ValueAgreementSection';
 
 export const DEFAULT_QUERY: ReportQuery = { annotators: null, layers: null, submittedOnly: true };
 
@@ -338,7 +338,7 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
 
       <section className="stack" aria-labelledby="values-heading">
         <h2 id="values-heading">{t('report.values.heading')}</h2>
-        <ValueAgreementTable report={report} f={f} />
+        <ValueAgreementSection everyKey={report.value_agreement_every_key} sampled={report.value_agreement} f={f} />
       </section>
 
       <section className="stack" aria-labelledby="perturbation-heading">
@@ -350,8 +350,8 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
         <summary>{t('report.definitions')}</summary>
         <dl className="facts">
           {Object.entries(report.definitions).map(([term, text]) => (
-            <div key={term} className="definition">
-              <dt>{term}</dt>
+            <div key={term} className="definition" data-term={term}>
+              <dt>{t(`report.terms.${term}`, { defaultValue: term })}</dt>
               <dd>{text}</dd>
             </div>
           ))}

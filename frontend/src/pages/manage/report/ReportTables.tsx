@@ -14,7 +14,7 @@ function useLayerName() {
   return (layer: number | null) => (layer === null ? t('report.allLayers') : t('report.layer', { layer }));
 }
 
-function RowHead({ layer }: { layer: number | null }) {
+export function RowHead({ layer }: { layer: number | null }) {
   const layerName = useLayerName();
   return (
     <th scope="row" className={layer === null ? 'overall' : undefined}>
@@ -218,57 +218,6 @@ export function JaccardTable({ report, f }: { report: StudyReport; f: Formatters
         ))}
       </tbody>
     </table>
-  );
-}
-
-export function ValueAgreementTable({ report, f }: { report: StudyReport; f: Formatters }) {
-  const { t } = useTranslation();
-  const values = report.value_agreement;
-  const rows = [...values.layers, values.overall];
-  return (
-    <>
-      <table className="assignments report-table" data-testid="value-agreement-table">
-        <caption>{t('report.values.caption')}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{t('report.layerColumn')}</th>
-            <th scope="col">{t('report.values.keys')}</th>
-            <th scope="col">{t('report.values.nextToken')}</th>
-            <th scope="col">{t('report.values.triggerToken')}</th>
-            <th scope="col">{t('report.values.baseline')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={row.layer ?? 'all'}>
-              <RowHead layer={row.layer} />
-              <td>{f.count(row.n_keys)}</td>
-              <td>
-                {t('report.values.cell', {
-                  rate: f.percent(row.next_token_rate),
-                  matches: row.next_token_matches,
-                  keys: row.n_keys,
-                })}
-              </td>
-              <td>
-                {t('report.values.cell', {
-                  rate: f.percent(row.trigger_token_rate),
-                  matches: row.trigger_token_matches,
-                  keys: row.n_keys,
-                })}
-              </td>
-              <td>{f.small(values.random_baseline)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <p className="muted" data-testid="value-baseline">
-        {t('report.values.baselineNote', {
-          vocab: f.count(values.vocab_size),
-          baseline: f.small(values.random_baseline),
-        })}
-      </p>
-    </>
   );
 }
 

@@ -16,6 +16,12 @@ export function makeFormatters(language: string) {
     minimumFractionDigits: 2,
     maximumFractionDigits: 2,
   });
+  // §4's rates sit near 0 (the paper: 3.5% at best): two decimals keep 0.33% from 0.3%.
+  const finePercent = new Intl.NumberFormat(language, {
+    style: 'percent',
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 2,
+  });
   const count = new Intl.NumberFormat(language, { maximumFractionDigits: 1 });
   const small = new Intl.NumberFormat(language, { maximumSignificantDigits: 3 });
   const orDash =
@@ -24,6 +30,7 @@ export function makeFormatters(language: string) {
       value === null || value === undefined || Number.isNaN(value) ? DASH : format.format(value);
   return {
     percent: orDash(percent),
+    finePercent: orDash(finePercent),
     decimal: orDash(decimal),
     twoDecimals: orDash(twoDecimals),
     count: orDash(count),

@@ -1,0 +1,260 @@
+import type {
+  ReportRate,
+  ReportValueAgreementEveryKeyRow,
+  ValueAgreementVariant,
+} from '../../../api/types';
+import { textWidth } from './Figure2Chart';
+
+export const READINGS = ['next_token', 'trigger_token'] as const;
+export type Reading = (typeof READINGS)[number];
+
+/** One line of the chart: a reading under a variant. */
+export interface ValueSeries {
+  reading: Reading;
+  variant: ValueAgreementVariant;
+  /** Shown in the legend and on hover. */
+  name: string;
+}
+
+// The palette of Figure 2 (reading by colour); the variant is the line's dash and the
+// point's fill, so that the four lines stay apart in grey print too.
+const READING_COLOR: Record<Reading, string> = { next_token: '#3d6fb6', trigger_token: '#e07b28' };
+const DASHED: Record<ValueAgreementVariant, boolean> = {
+  without_final_norm: true,
+  with_final_norm: false,
+};
+
+export const VALUE_PLOT_HEIGHT = 220;
+// 30 layers at 30 units each keep every layer's label and its four whiskers apart.
+const SLOT = 30;
+const DODGE = 5;
+const MARGIN = { top: 44, right: 230, bottom: 40, left: 64 };
+const TEXT = '#1b1d21';
+const MUTED = '#5a606b';
+const GRID = '#d6d9de';
+const BASELINE = '#8a8f98';
+const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
+const TITLE_SIZE = 15;
+
+/** The smallest 1, 2 or 5 × 10^k at least ``x`` (x > 0). */
+function niceStep(x: number): number {
+  const power = 10 ** Math.floor(Math.log10(x));
+  for (const m of [1, 2, 5, 10]) if (m * power >= x * (1 - 1e-9)) return m * power;
+  return 10 * power;
+}
+
+/** The y axis: from 0 to ``top`` (≥ every interval's high end and the baseline), in
+ * about four steps. Rates near 0 (the paper's 0%-3.5%) get a scale of their own. */
+export function valueScale(highest: number): { top: number; ticks: number[]; decimals: number } {
+  const step = niceStep(highest > 0 ? Math.min(highest, 1) / 4 : 0.0025);
+  const top = Math.min(1, Math.max(step, Math.ceil((highest * (1 - 1e-9)) / step) * step));
+  const ticks: number[] = [];
+  for (let i = 0; i * step <= top * (1 + 1e-9); i += 1) ticks.push(i * step);
+  return { top, ticks, decimals: Math.max(0, -Math.floor(Math.log10(step * 100))) };
+}
+
+export function rateOf(row: ReportValueAgreementEveryKeyRow, series: ValueSeries): ReportRate | undefined {
+  return row[series.reading][series.variant];
+}
+
+export interface ValueAgreementChartProps {
+  rows: readonly ReportValueAgreementEveryKeyRow[];
+  series: readonly ValueSeries[];
+  /** 1/|V|, drawn as a dashed line; null when |V| is unknown. */
+  baseline: number | null;
+  title: string;
+  axisTitle: string;
+  baselineLabel: string;
+  /** "L3" under the axis, "Layer 3" on hover. */
+  shortLayer: (layer: number) => string;
+  longLayer: (layer: number) => string;
+  /** "0.33% [0.10%, 0.71%] (5/1,533)" on hover. */
+  describe: (rate: ReportRate) => string;
+}
+
+/**
+ * §4 over every key: per layer, the rate of each reading × variant as a point on a line,
+ * its Wilson 95% interval as a whisker, and the random baseline 1/|V| as a dashed line.
+ * Hand-drawn, self-contained SVG like Figure 2.
+ */
+export function ValueAgreementChart({
+  rows,
+  series,
+  baseline,
+  title,
+  axisTitle,
+  baselineLabel,
+  shortLayer,
+  longLayer,
+  describe,
+}: ValueAgreementChartProps) {
+  const highs = rows.flatMap((row) => series.map((s) => rateOf(row, s)?.high ?? 0));
+  const { top, ticks, decimals } = valueScale(Math.max(0, baseline ?? 0, ...highs));
+  const plotWidth = Math.max(rows.length, 1) * SLOT;
+  const legendWidth = Math.max(...series.map((s) => textWidth(s.name, 12)), textWidth(baselineLabel, 12)) + 40;
+  const width = Math.ceil(
+    Math.max(MARGIN.left + plotWidth + Math.max(MARGIN.right, legendWidth), MARGIN.left + textWidth(title, TITLE_SIZE) + 16),
+  );
+  const height = MARGIN.top + VALUE_PLOT_HEIGHT + MARGIN.bottom;
+  const y = (value: number) => VALUE_PLOT_HEIGHT - (value / top) * VALUE_PLOT_HEIGHT;
+  const x = (i: number, s: number) => i * SLOT + SLOT / 2 + (s - (series.length - 1) / 2) * DODGE;
+
+  return (
+    <svg
+      xmlns="http://www.w3.org/2000/svg"
+      width={width}
+      height={height}
+      viewBox={`0 0 ${width} ${height}`}
+      role="img"
+      aria-labelledby="value-agreement-title"
+      fontFamily={FONT}
+      data-testid="value-agreement-chart"
+    >
+      <title id="value-agreement-title">{title}</title>
+      <rect x={0} y={0} width={width} height={height} fill="#ffffff" />
+      <text x={MARGIN.left} y={24} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
+        {title}
+      </text>
+      <g transform={`translate(${MARGIN.left},${MARGIN.top})`}>
+        {ticks.map((tick) => (
+          <g key={tick} className="tick">
+            <line x1={0} x2={plotWidth} y1={y(tick)} y2={y(tick)} stroke={GRID} strokeWidth={1} />
+            <text x={-8} y={y(tick) + 4} fontSize={11} textAnchor="end" fill={MUTED}>
+              {`${(tick * 100).toFixed(decimals)}%`}
+            </text>
+          </g>
+        ))}
+        <text
+          transform={`translate(-50,${VALUE_PLOT_HEIGHT / 2}) rotate(-90)`}
+          fontSize={11}
+          textAnchor="middle"
+          fill={MUTED}
+        >
+          {axisTitle}
+        </text>
+        {baseline !== null && (
+          <line
+            className="baseline"
+            data-baseline={baseline}
+            x1={0}
+            x2={plotWidth}
+            y1={y(baseline)}
+            y2={y(baseline)}
+            stroke={BASELINE}
+            strokeWidth={1.5}
+            strokeDasharray="2 3"
+          >
+            <title>{baselineLabel}</title>
+          </line>
+        )}
+        {rows.map((row, i) => (
+          <text
+            key={row.layer ?? 'all'}
+            x={i * SLOT + SLOT / 2}
+            y={VALUE_PLOT_HEIGHT + 16}
+            fontSize={11}
+            textAnchor="middle"
+            fill={TEXT}
+          >
+            {shortLayer(row.layer ?? 0)}
+          </text>
+        ))}
+        {series.map((s, si) => {
+          const color = READING_COLOR[s.reading];
+          // A layer without a rate (no key with a known next token) breaks the line.
+          let path = '';
+          let pen = false;
+          rows.forEach((row, i) => {
+            const value = rateOf(row, s)?.rate;
+            if (value === null || value === undefined) {
+              pen = false;
+              return;
+            }
+            path += `${pen ? 'L' : 'M'}${x(i, si)},${y(value)}`;
+            pen = true;
+          });
+          return (
+            <g key={`${s.reading}/${s.variant}`} className="series" data-reading={s.reading} data-variant={s.variant}>
+              <path
+                d={path}
+                fill="none"
+                stroke={color}
+                strokeWidth={1.5}
+                strokeDasharray={DASHED[s.variant] ? '5 3' : undefined}
+              />
+              {rows.map((row, i) => {
+                const r = rateOf(row, s);
+                if (!r || r.rate === null || r.low === null || r.high === null) return null;
+                const cx = x(i, si);
+                const label = `${longLayer(row.layer ?? 0)} · ${s.name}: ${describe(r)}`;
+                return (
+                  <g key={row.layer ?? 'all'} className="point-group" data-layer={row.layer ?? 'all'}>
+                    <line
+                      className="whisker"
+                      data-low={r.low}
+                      data-high={r.high}
+                      x1={cx}
+                      x2={cx}
+                      y1={y(r.low)}
+                      y2={y(r.high)}
+                      stroke={color}
+                      strokeWidth={1}
+                    />
+                    <line x1={cx - 2} x2={cx + 2} y1={y(r.high)} y2={y(r.high)} stroke={color} strokeWidth={1} />
+                    <circle
+                      className="point"
+                      data-rate={r.rate}
+                      cx={cx}
+                      cy={y(r.rate)}
+                      r={3}
+                      fill={DASHED[s.variant] ? '#ffffff' : color}
+                      stroke={color}
+                      strokeWidth={1.5}
+                    >
+                      <title>{label}</title>
+                    </circle>
+                  </g>
+                );
+              })}
+            </g>
+          );
+        })}
+        <line x1={0} x2={plotWidth} y1={VALUE_PLOT_HEIGHT} y2={VALUE_PLOT_HEIGHT} stroke={TEXT} strokeWidth={1} />
+      </g>
+      <g className="legend" transform={`translate(${MARGIN.left + plotWidth + 20},${MARGIN.top})`}>
+        {series.map((s, i) => (
+          <g key={`${s.reading}/${s.variant}`} transform={`translate(0,${i * 22})`}>
+            <line
+              x1={0}
+              x2={22}
+              y1={7}
+              y2={7}
+              stroke={READING_COLOR[s.reading]}
+              strokeWidth={1.5}
+              strokeDasharray={DASHED[s.variant] ? '5 3' : undefined}
+            />
+            <circle
+              cx={11}
+              cy={7}
+              r={3}
+              fill={DASHED[s.variant] ? '#ffffff' : READING_COLOR[s.reading]}
+              stroke={READING_COLOR[s.reading]}
+              strokeWidth={1.5}
+            />
+            <text x={30} y={11} fontSize={12} fill={TEXT}>
+              {s.name}
+            </text>
+          </g>
+        ))}
+        {baseline !== null && (
+          <g transform={`translate(0,${series.length * 22})`}>
+            <line x1={0} x2={22} y1={7} y2={7} stroke={BASELINE} strokeWidth={1.5} strokeDasharray="2 3" />
+            <text x={30} y={11} fontSize={12} fill={TEXT}>
+              {baselineLabel}
+            </text>
+          </g>
+        )}
+      </g>
+    </svg>
+  );
+}

@@ -1,0 +1,191 @@
+import { useTranslation } from 'react-i18next';
+
+import type {
+  ReportRate,
+  ReportValueAgreement,
+  ReportValueAgreementEveryKey,
+  ValueAgreementReason,
+} from '../../../api/types';
+import type { Formatters } from './format';
+import { RowHead } from './ReportTables';
+import { READINGS, rateOf, ValueAgreementChart } from './ValueAgreementChart';
+import type { ValueSeries } from './ValueAgreementChart';
+
+/** "0.33% [0.10%, 0.71%] (5/1,533)": the rate, its Wilson interval, matches of n. */
+function useRateText(f: Formatters) {
+  const { t } = useTranslation();
+  return (rate: ReportRate | undefined) =>
+    rate
+      ? t('report.values.rateCell', {
+          rate: f.finePercent(rate.rate),
+          low: f.finePercent(rate.low),
+          high: f.finePercent(rate.high),
+          matches: f.count(rate.matches),
+          n: f.count(rate.n),
+        })
+      : '—';
+}
+
+function NotApplicable({
+  reason,
+  detail,
+  testId,
+}: {
+  reason: ValueAgreementReason | null;
+  detail?: string | null;
+  testId: string;
+}) {
+  const { t } = useTranslation();
+  return (
+    <p className="muted" data-testid={testId} data-reason={reason ?? ''}>
+      {t(`report.values.reasons.${reason ?? 'not_counted'}`, { detail: detail ?? '' })}
+    </p>
+  );
+}
+
+/** §4 over every key (a figure and a table), then over the sampled keys (a table). */
+export function ValueAgreementSection({
+  everyKey,
+  sampled,
+  f,
+}: {
+  everyKey: ReportValueAgreementEveryKey;
+  sampled: ReportValueAgreement;
+  f: Formatters;
+}) {
+  const { t } = useTranslation();
+  return (
+    <div className="stack">
+      <h3>{t('report.values.everyKeyHeading')}</h3>
+      {everyKey.applicable && everyKey.overall ? (
+        <EveryKey block={everyKey} f={f} />
+      ) : (
+        <NotApplicable reason={everyKey.reason} detail={everyKey.detail} testId="value-every-key-na" />
+      )}
+      <h3>{t('report.values.sampledHeading')}</h3>
+      {sampled.applicable && sampled.overall ? (
+        <SampledTable block={sampled} f={f} />
+      ) : (
+        <NotApplicable reason={sampled.reason} testId="value-sampled-na" />
+      )}
+    </div>
+  );
+}
+
+function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Formatters }) {
+  const { t } = useTranslation();
+  const rateText = useRateText(f);
+  const series: ValueSeries[] = READINGS.flatMap((reading) =>
+    block.variants.map((variant) => ({
+      reading,
+      variant,
+      name: t('report.values.series', {
+        reading: t(`report.values.readings.${reading}`),
+        variant: t(`report.values.variants.${variant}`),
+      }),
+    })),
+  );
+  const overall = block.overall!;
+  const rows = [...block.layers, overall];
+  return (
+    <>
+      <div className="chart-scroll">
+        <ValueAgreementChart
+          rows={block.layers}
+          series={series}
+          baseline={block.random_baseline}
+          title={t('report.values.chartTitle')}
+          axisTitle={t('report.values.axis')}
+          baselineLabel={t('report.values.baselineLegend', { baseline: f.small(block.random_baseline) })}
+          shortLayer={(layer) => t('report.figure2.layerShort', { layer })}
+          longLayer={(layer) => t('report.layer', { layer })}
+          describe={rateText}
+        />
+      </div>
+      <table className="assignments report-table" data-testid="value-every-key-table">
+        <caption>{t('report.values.everyKeyCaption')}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('report.layerColumn')}</th>
+            <th scope="col">{t('report.values.keys')}</th>
+            <th scope="col">{t('report.values.unknown')}</th>
+            <th scope="col">{t('report.values.ends')}</th>
+            {series.map((s) => (
+              <th scope="col" key={`${s.reading}/${s.variant}`}>
+                {s.name}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.layer ?? 'all'}>
+              <RowHead layer={row.layer} />
+              <td>{f.count(row.n_keys)}</td>
+              <td>{f.count(row.next_unknown)}</td>
+              <td>{f.count(row.next_end)}</td>
+              {series.map((s) => (
+                <td key={`${s.reading}/${s.variant}`} className="number" data-testid={`every-key-${s.reading}-${s.variant}`}>
+                  {rateText(rateOf(row, s))}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted" data-testid="value-every-key-note">
+        {t('report.values.everyKeyNote', {
+          unknown: f.count(overall.next_unknown),
+          vocab: f.count(block.vocab_size),
+          baseline: f.small(block.random_baseline),
+          norm: block.final_norm ?? t('report.values.noFinalNorm'),
+        })}
+      </p>
+    </>
+  );
+}
+
+function SampledTable({ block, f }: { block: ReportValueAgreement; f: Formatters }) {
+  const { t } = useTranslation();
+  const rateText = useRateText(f);
+  const rows = [...block.layers, block.overall!];
+  return (
+    <>
+      <table className="assignments report-table" data-testid="value-agreement-table">
+        <caption>{t('report.values.caption')}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('report.layerColumn')}</th>
+            <th scope="col">{t('report.values.keys')}</th>
+            <th scope="col">{t('report.values.unknown')}</th>
+            {READINGS.map((reading) => (
+              <th scope="col" key={reading}>
+                {t(`report.values.readings.${reading}`)}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.layer ?? 'all'}>
+              <RowHead layer={row.layer} />
+              <td>{f.count(row.n_keys)}</td>
+              <td>{f.count(row.next_unknown)}</td>
+              {READINGS.map((reading) => (
+                <td key={reading} className="number">
+                  {rateText(row[reading])}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted" data-testid="value-baseline">
+        {t('report.values.baselineNote', {
+          vocab: f.count(block.vocab_size),
+          baseline: f.small(block.random_baseline),
+        })}
+      </p>
+    </>
+  );
+}
