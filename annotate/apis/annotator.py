@@ -221,7 +221,9 @@ class TriggerPrefixOutputSerializer(serializers.Serializer):
     coefficient = serializers.FloatField()
     text = serializers.CharField()
     trigger_token = serializers.CharField()
-    next_token = serializers.CharField()
+    next_token = serializers.CharField(
+        allow_null=True, help_text="Null where the sentence was cut after the prefix."
+    )
     suffix = serializers.CharField()
     sentence = serializers.CharField()
     sentence_index = serializers.IntegerField()

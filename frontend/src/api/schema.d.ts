@@ -1162,7 +1162,8 @@ export interface components {
             coefficient: number;
             text: string;
             trigger_token: string;
-            next_token: string;
+            /** @description Null where the sentence was cut after the prefix. */
+            next_token: string | null;
             suffix: string;
             sentence: string;
             sentence_index: number;

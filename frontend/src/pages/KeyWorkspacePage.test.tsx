@@ -69,6 +69,17 @@ describe('the key workspace', () => {
     expect(screen.getByTestId('value-tokens')).toHaveTextContent('Paris');
   });
 
+  it('says the next token is unknown where the sentence was cut after the prefix', async () => {
+    const prefixes = Array.from({ length: 25 }, (_, i) =>
+      makePrefix(i + 1, i === 0 ? { next_token: null } : {}),
+    );
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey({ prefixes })) });
+    renderApp({ path: PATH, user: alice });
+    const [first, second] = await screen.findAllByTestId('prefix-row');
+    expect(first!.querySelector('.next-token')).toHaveTextContent('unknown (sentence cut here)');
+    expect(second!.querySelector('.next-token')).toHaveTextContent('next2');
+  });
+
   it('renders markup in corpus text as text', async () => {
     const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>';
     mockApi({

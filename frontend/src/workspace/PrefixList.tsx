@@ -80,7 +80,11 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
               <span className="next-token" title={t('workspace.nextToken')}>
                 <span className="visually-hidden">{t('workspace.nextToken')}: </span>
                 {'→'}
-                <span className="token">{prefix.next_token}</span>
+                {prefix.next_token === null ? (
+                  <span className="token unknown">{t('workspace.nextTokenUnknown')}</span>
+                ) : (
+                  <span className="token">{prefix.next_token}</span>
+                )}
               </span>
             </span>
             <span className="coefficient" title={t('workspace.coefficient')}>
