@@ -446,3 +446,34 @@ def test_kernel_and_tensor_paths_agree(family, coefficient, store_factory, monke
         if name != "sum_fixed":
             assert torch.equal(getattr(kernel, name), getattr(tensor, name)), name
     torch.testing.assert_close(kernel.mean(), tensor.mean(), rtol=1e-5, atol=1e-6)
+
+
+# GELU families: for ReLU (OPT) the positive top values are equal before and after.
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_rescoring_ranks_the_coefficient_the_run_mined(family, store_factory):
+    """A "pre" run re-scored in float32 must re-measure the pre-activation value: the
+    same float32 numbers the miner kept, the same positions."""
+    loaded = tiny_loaded(family)
+    store = store_factory(loaded, random_sentences(60, seed=14))
+    cfg = small_cfg(coefficient="pre")
+    partial = mine_range(loaded, store, cfg, 0, len(store))
+    assert partial.meta["fingerprint"]["coefficient"] == "pre"
+    keys = [(0, 2), (1, 5), (1, 9)]
+    fresh = finalize(loaded, store, partial, keys, cfg.top_k, rescore=True)
+    as_mined = finalize(loaded, store, partial, keys, cfg.top_k, rescore=False)
+    for a, b in zip(fresh, as_mined, strict=True):
+        assert [(e.coefficient, e.sentence_index, e.position) for e in a.examples] == [
+            (e.coefficient, e.sentence_index, e.position) for e in b.examples
+        ]
+        assert any(e.coefficient < 0 for e in a.examples) or a.stats.density < 1
+
+
+def test_partials_of_different_coefficient_modes_do_not_merge(store_factory):
+    loaded = tiny_loaded("gpt2")
+    store = store_factory(loaded, random_sentences(40, seed=15))
+    cfg = small_cfg()
+    (a, _), (b, end) = shard_ranges(len(store), 2, cfg)
+    post = mine_range(loaded, store, cfg, a, b)
+    pre = mine_range(loaded, store, small_cfg(coefficient="pre"), b, end)
+    with pytest.raises(MiningError, match="different runs or settings"):
+        merge_partials([post, pre])
