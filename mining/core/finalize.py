@@ -56,7 +56,9 @@ class ValueToken:
 @dataclass
 class KeyStats:
     """Over every real position of the corpus, except ``histogram``: counts of the
-    key's per-sentence maximum coefficient in the buckets of ``miner.HIST_EDGES``."""
+    key's per-sentence maximum coefficient in the buckets of ``miner.HIST_EDGES``.
+    "Coefficient" is what the run ranked: with ``coefficient="pre"`` these describe
+    the value before the activation (density = share of positions where it is > 0)."""
 
     density: float  # share of real positions with m > 0
     max: float

@@ -357,6 +357,14 @@ def test_mine_runs_a_whole_job_from_a_model_directory(tiny_gpt2_dir, tmp_path):
         assert 0 <= key.stats.density <= 1 and key.stats.max >= coefficients[0]
 
 
+def test_mine_refuses_pre_on_a_gated_model_before_reading_the_corpus(tmp_path):
+    path = tmp_path / "tiny-llama"
+    make_model("llama").save_pretrained(path)
+    make_tokenizer("llama").save_pretrained(path)
+    with pytest.raises(MiningError, match="gated"):
+        mine(MineConfig(model=str(path), corpus="/does/not/exist", coefficient="pre"))
+
+
 def test_mine_on_an_empty_corpus_is_an_error(tiny_gpt2_dir, tmp_path):
     corpus = tmp_path / "empty.txt"
     corpus.write_text("\n\n  \n")
