@@ -24,16 +24,28 @@ from .miner import (
     batch_plan,
     merge_partials,
     mine_range,
+    partial_coefficient,
     resolve_keys,
     sample_keys,
     shard_ranges,
 )
-from .models import LoadedModel, adapt, load_model, supported_model_types
+from .models import (
+    ARCHITECTURES,
+    COEFFICIENTS,
+    LoadedModel,
+    adapt,
+    load_model,
+    ranked_definition,
+    ranked_definitions_markdown,
+    supported_model_types,
+)
 from .perturb import KeyPerturbation, perturb, perturbation_by_layer
 from .pipeline import MiningResult, build_corpus_store, mine, model_info
 from .store import CorpusStore, build_store
 
 __all__ = [
+    "ARCHITECTURES",
+    "COEFFICIENTS",
     "END_OF_SENTENCE",
     "END_OF_SENTENCE_ID",
     "HIST_EDGES",
@@ -62,8 +74,11 @@ __all__ = [
     "mine",
     "mine_range",
     "model_info",
+    "partial_coefficient",
     "perturb",
     "perturbation_by_layer",
+    "ranked_definition",
+    "ranked_definitions_markdown",
     "resolve_keys",
     "sample_keys",
     "shard_ranges",

@@ -7,7 +7,7 @@ from typing import Any
 
 from .corpus import SENTENCE_MODES
 from .errors import MiningError
-from .models import DTYPES
+from .models import COEFFICIENTS, DTYPES
 
 
 @dataclass
@@ -38,6 +38,10 @@ class MineConfig:
     sort_window: int = 16
     checkpoint_every: int = 50  # batches between shard checkpoints
     value_top_n: int = 10  # tokens of softmax(v_i·E) reported per key
+    # What is ranked: "post" m_i = the down projection's input (after the activation,
+    # DESIGN §1), "pre" the up projection's output (before it, as the authors' released
+    # code; non-gated families only). See models.ranked_definition.
+    coefficient: str = "post"
     store_dir: str | None = None  # keep the tokenized store here (else a temp dir)
     extra: dict[str, Any] = field(default_factory=dict)  # free-form, e.g. study name
 
@@ -70,6 +74,10 @@ class MineConfig:
             )
         if self.dtype not in DTYPES:
             raise MiningError(f"dtype must be one of {', '.join(DTYPES)}, not {self.dtype!r}")
+        if self.coefficient not in COEFFICIENTS:
+            raise MiningError(
+                f"coefficient must be one of {', '.join(COEFFICIENTS)}, not {self.coefficient!r}"
+            )
         if not (self.device == "cpu" or self.device.startswith("cuda")):
             raise MiningError(f"device must be cpu or cuda[:N], not {self.device!r}")
         if self.all_keys and self.key_list:

@@ -16,6 +16,7 @@ from .miner import (
     SENTINEL,
     Partial,
     pack_keys,
+    partial_coefficient,
     prefix_hashes,
     unpack_sentences,
     unpack_values,
@@ -56,7 +57,9 @@ class ValueToken:
 @dataclass
 class KeyStats:
     """Over every real position of the corpus, except ``histogram``: counts of the
-    key's per-sentence maximum coefficient in the buckets of ``miner.HIST_EDGES``."""
+    key's per-sentence maximum coefficient in the buckets of ``miner.HIST_EDGES``.
+    "Coefficient" is what the run ranked: with ``coefficient="pre"`` these describe
+    the value before the activation (density = share of positions where it is > 0)."""
 
     density: float  # share of real positions with m > 0
     max: float
@@ -80,11 +83,10 @@ def _decode_token(tokenizer, token_id: int) -> str:
 def value_top_tokens(
     loaded: LoadedModel, keys: Sequence[tuple[int, int]], top_n: int = 10, chunk: int = 256
 ) -> dict[tuple[int, int], list[ValueToken]]:
-    """Top tokens of p_i = softmax(v_i · Eᵀ) per key (§4 of the paper)."""
+    """Top tokens of p_i = softmax(v_i · Eᵀ) per key (§4 of the paper), without the
+    final norm, through the model's output projection where it has one (OPT-350m)."""
     out: dict[tuple[int, int], list[ValueToken]] = {}
     with torch.inference_mode():
-        emb = loaded.output_embeddings().float()  # [vocab, d_model]
-        top_n = min(top_n, emb.shape[0])
         by_layer: dict[int, list[int]] = {}
         for layer, index in keys:
             by_layer.setdefault(layer, []).append(index)
@@ -92,9 +94,9 @@ def value_top_tokens(
             values = loaded.values(layer)  # [d_ff, d_model]
             for a in range(0, len(indices), chunk):
                 part = indices[a : a + chunk]
-                rows = values[torch.tensor(part, device=values.device)].float()  # [n, d_model]
-                probs = torch.softmax(rows @ emb.t(), dim=-1)  # [n, vocab]
-                top = torch.topk(probs, top_n, dim=-1)
+                rows = values[torch.tensor(part, device=values.device)]  # [n, d_model]
+                probs = torch.softmax(loaded.value_logits(rows), dim=-1)  # [n, vocab]
+                top = torch.topk(probs, min(top_n, probs.shape[-1]), dim=-1)
                 for j, index in enumerate(part):
                     out[(layer, index)] = [
                         ValueToken(_decode_token(loaded.tokenizer, int(t)), int(t), float(pr))
@@ -125,9 +127,11 @@ def _rescore(
     keys: Sequence[tuple[int, int]],
     sentences: dict[tuple[int, int], np.ndarray],
     batch_size: int,
+    coefficient: str = "post",
 ) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
     """Recompute in float32, for each key, each listed sentence's candidate: its max
-    coefficient over real positions and the earliest position reaching it."""
+    coefficient (the mode the run ranked) over real positions and the earliest position
+    reaching it."""
     out: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     budget = 1 << 25  # cells of the [sentences, keys] result matrices per pass
     chunks: list[list[tuple[int, int]]] = [[]]
@@ -168,7 +172,7 @@ def _rescore(
                 best[layer][a:b] = sel.amax(dim=1).cpu()  # [batch, n_keys_of_layer]
                 where[layer][a:b] = sel.argmax(dim=1).cpu()  # earliest maximum
 
-            with loaded.capture(hook, layers):
+            with loaded.capture(hook, layers, coefficient=coefficient):
                 for a in range(0, unique.size, batch_size):
                     idx = unique[a : a + batch_size]
                     ids, present, real = store.batch(idx, pad_id)
@@ -280,7 +284,14 @@ def finalize(
             partial.positions[layer, index][keep].numpy().astype(np.int64),
         )
     if rescore:
-        fresh = _rescore(loaded, store, keys, {k: w[1] for k, w in winners.items()}, batch_size)
+        fresh = _rescore(
+            loaded,
+            store,
+            keys,
+            {k: w[1] for k, w in winners.items()},
+            batch_size,
+            partial_coefficient(partial),
+        )
         winners = {k: (fresh[k][0], w[1], fresh[k][1]) for k, w in winners.items()}
     values_top = value_top_tokens(loaded, keys, value_top_n)
     density, mean = partial.density(), partial.mean()

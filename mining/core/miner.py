@@ -313,7 +313,8 @@ class Partial:
 
 
 def _fingerprint(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> dict[str, Any]:
-    """What two partials must share to be merged."""
+    """What two partials must share to be merged (and what finalize and perturb re-run:
+    the coefficient mode)."""
     return {
         "model": loaded.name,
         "model_type": loaded.model_type,
@@ -324,6 +325,7 @@ def _fingerprint(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> di
         "dtype": cfg.dtype,
         "batch_size": cfg.batch_size,
         "sort_window": cfg.sort_window,
+        "coefficient": cfg.coefficient,
         "max_tokens": store.meta["max_tokens"],
         "n_sentences": len(store),
         "n_tokens": store.n_tokens,
@@ -532,7 +534,7 @@ class _StreamingMiner:
         return best
 
     def on_layer(self, layer: int, m: torch.Tensor) -> None:
-        """The hook: m [batch, pos, d_ff], the input of the layer's down projection."""
+        """The hook: m [batch, pos, d_ff], the ranked coefficients (see ``capture``)."""
         if self.fused:
             assert self._kernel_batch is not None
             kernels.update_layer(
@@ -652,6 +654,7 @@ def mine_range(
     a later call with the same path resumes from it, or returns it at once if complete.
     """
     cfg.validate()
+    loaded.check_coefficient(cfg.coefficient)
     _check_range(store, start, end, cfg)
     plan = batch_plan(store, start, end, cfg)
     meta = {
@@ -692,7 +695,7 @@ def mine_range(
         attention = torch.from_numpy(present_np.astype(np.int64)).to(device)
         miner.begin_batch(sentences, ids, real_np, dtype)
         # Hooks live only for this forward: callbacks below run without them.
-        with torch.inference_mode(), loaded.capture(miner.on_layer):
+        with torch.inference_mode(), loaded.capture(miner.on_layer, coefficient=cfg.coefficient):
             loaded.forward(ids, attention)
         state["batches_done"] = index + 1
         state["sentences_done"] += int(sentences.size)
@@ -713,6 +716,11 @@ def mine_range(
     if checkpoint_path is not None:
         result.save(checkpoint_path)
     return result
+
+
+def partial_coefficient(partial: Partial) -> str:
+    """The coefficient mode a partial ranked (partials older than the mode: "post")."""
+    return str(partial.meta["fingerprint"].get("coefficient", "post"))
 
 
 def merge_partials(partials: Sequence[Partial]) -> Partial:

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .errors import MiningError
-from .miner import SENTINEL, Partial, unpack_sentences
+from .miner import SENTINEL, Partial, partial_coefficient, unpack_sentences
 from .models import LoadedModel
 from .store import CorpusStore
 
@@ -117,7 +117,8 @@ def perturb(
             values = m[idx, current["pos"][idx], current["key"][idx]]  # [n]
             current["out"][idx] = values.float()
 
-    with torch.inference_mode(), loaded.capture(hook, layers):
+    # The coefficient the run ranked, so that m_before is the mined value.
+    with torch.inference_mode(), loaded.capture(hook, layers, partial_coefficient(partial)):
         for a in range(0, len(order), batch_size):
             chunk = [probes[i] for i in order[a : a + batch_size]]
             width = max(p.ids.size for p in chunk)

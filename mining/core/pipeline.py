@@ -79,6 +79,7 @@ def mine(
     cfg.validate()
     loaded = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     keys = resolve_keys(cfg, loaded.n_layers, loaded.d_ff)  # bad keys fail before any work
+    loaded.check_coefficient(cfg.coefficient)  # and so does "pre" on a gated family
     with tempfile.TemporaryDirectory(prefix="ffkv-store-") as tmp:
         store = build_corpus_store(cfg, loaded, cfg.store_dir or f"{tmp}/store")
         n, n_tok = len(store), store.n_tokens

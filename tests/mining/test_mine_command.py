@@ -161,3 +161,25 @@ def test_perturbation_is_measured_on_request(tiny_gpt2_dir, tiny_corpus):
         assert any(isinstance(v, float) for v in key.perturbation.values())
     mine(tiny_gpt2_dir, tiny_corpus, study="plain", keys_per_layer=1, top_k=2)
     assert all(k.perturbation == {} for k in Key.objects.filter(study__name="plain"))
+
+
+def test_coefficient_pre_ranks_the_value_before_the_activation(tiny_gpt2_dir, tiny_corpus):
+    mine(tiny_gpt2_dir, tiny_corpus, study="post", keys_per_layer=3, top_k=3)
+    mine(tiny_gpt2_dir, tiny_corpus, study="pre", keys_per_layer=3, top_k=3, coefficient="pre")
+    assert MiningRun.objects.get(study__name="pre").params["coefficient"] == "pre"
+    assert MiningRun.objects.get(study__name="post").params["coefficient"] == "post"
+    post, pre = _rows(Study.objects.get(name="post")), _rows(Study.objects.get(name="pre"))
+    assert [r[:3] for r in post] == [r[:3] for r in pre]  # the same keys and ranks
+    # GELU(z) < z for z > 0: a key's best pre-activation value beats its best coefficient.
+    top = [(a[3], b[3]) for a, b in zip(post, pre, strict=True) if a[2] == 1 and a[3] > 0]
+    assert top and all(p > q for q, p in top)
+
+
+def test_coefficient_pre_of_a_gated_model_is_refused(tmp_path, tiny_corpus):
+    from tests.mining.conftest import save_tiny_model
+
+    path = save_tiny_model("llama", tmp_path / "tiny-llama")
+    with pytest.raises(CommandError) as error:
+        mine(path, tiny_corpus, study="gated", coefficient="pre")
+    assert "gated" in str(error.value) and "\n" not in str(error.value).strip()
+    assert not Study.objects.exists()

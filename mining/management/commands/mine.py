@@ -14,7 +14,7 @@ from django.db import transaction
 from tqdm import tqdm
 
 from mining import services
-from mining.core import MineConfig, MiningError, MiningStopped
+from mining.core import COEFFICIENTS, MineConfig, MiningError, MiningStopped
 from mining.models import MiningRun
 from mining.selectors import mining_run_progress
 
@@ -58,6 +58,14 @@ class Command(BaseCommand):
         parser.add_argument("--shards", type=int, default=1)
         parser.add_argument("--sentences", default="split", choices=["split", "lines"])
         parser.add_argument(
+            "--coefficient",
+            default="post",
+            choices=list(COEFFICIENTS),
+            help="what is ranked: post = the down projection's input, after the activation "
+            "(the paper's m_i); pre = the up projection's output, before it, as the authors' "
+            "released code (not for gated SwiGLU families)",
+        )
+        parser.add_argument(
             "--perturb",
             action="store_true",
             help="also measure §3.2 / Figure 3: first, last and random token removal on the "
@@ -85,6 +93,7 @@ class Command(BaseCommand):
             max_sentences=opts["max_sentences"],
             max_tokens=opts["max_tokens"],
             batch_size=opts["batch_size"],
+            coefficient=opts["coefficient"],
         )
         study_name = opts["study"] or f"{config.model} · {config.corpus}"
         try:

@@ -1,34 +1,33 @@
 """Tiny offline models, tokenizers and corpora for the mining engine's tests.
 
-Models are built from configs with random weights (seeded); tokenizers are WordLevel
-tokenizers over the test vocabulary, wrapped in PreTrainedTokenizerFast with the
-special tokens of the family they stand in for. Nothing is downloaded.
+Models are built with random weights (seeded) from the configs in
+``fixtures/models/<name>.json``; tokenizers are WordLevel tokenizers over the test
+vocabulary, wrapped in PreTrainedTokenizerFast with the special tokens of the family
+they stand in for. Nothing is downloaded.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
-from transformers import (
-    BertConfig,
-    BertModel,
-    GPT2Config,
-    GPT2LMHeadModel,
-    LlamaConfig,
-    LlamaForCausalLM,
-    PreTrainedTokenizerFast,
-)
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, PreTrainedTokenizerFast
 
 from mining.core import CorpusStore, LoadedModel, MineConfig, adapt, build_store
 from mining.core.miner import batch_plan
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+MODEL_FIXTURES = REPO_ROOT / "fixtures" / "models"
+# Every family the miner must be exact on, by fixture name (fixtures/models/<name>.json).
+FAMILIES = ["gpt2", "gpt_neox", "opt", "opt-350m", "llama", "bert"]
+NON_GATED = [name for name in FAMILIES if name != "llama"]
 WIKITEXT_VALID = (
     REPO_ROOT / ".." / "shared" / "corpora" / "wikitext103-valid" / "wiki.valid.tokens"
 ).resolve()
@@ -86,8 +85,20 @@ WORDS = [
 ]
 
 
-def make_tokenizer(family: str) -> PreTrainedTokenizerFast:
-    """family: "gpt2" (no special tokens added), "llama" (<s> first), "bert" ([CLS] … [SEP])."""
+@cache
+def model_fixture(name: str) -> dict:
+    """fixtures/models/<name>.json: model_type, head, tokenizer family and config."""
+    path = MODEL_FIXTURES / f"{name}.json"
+    if not path.is_file():
+        raise ValueError(f"no tiny model fixture {path}")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def make_tokenizer(name: str) -> PreTrainedTokenizerFast:
+    """For a model fixture name, or a tokenizer family: "gpt2" (no special tokens
+    added), "opt" (</s> first), "llama" (<s> first), "bert" ([CLS] … [SEP])."""
+    is_fixture = (MODEL_FIXTURES / f"{name}.json").is_file()
+    family = model_fixture(name)["tokenizer"] if is_fixture else name
     vocab = {tok: i for i, tok in enumerate(SPECIALS + WORDS)}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
@@ -101,58 +112,31 @@ def make_tokenizer(family: str) -> PreTrainedTokenizerFast:
             single="<s> $A", special_tokens=[("<s>", 4)]
         )
         kwargs = {"bos_token": "<s>", "eos_token": "</s>"}
-    else:
+    elif family == "opt":  # OPT's tokenizer starts every text with </s>
+        tok.post_processor = processors.TemplateProcessing(
+            single="</s> $A", special_tokens=[("</s>", 5)]
+        )
+        kwargs = {"bos_token": "</s>", "eos_token": "</s>", "pad_token": "[PAD]"}
+    elif family == "gpt2":
         kwargs = {"eos_token": "</s>"}
+    else:
+        raise ValueError(f"unknown tokenizer family {family!r}")
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", **kwargs)
 
 
-def make_model(family: str, seed: int = 0) -> torch.nn.Module:
+def make_model(name: str, seed: int = 0) -> torch.nn.Module:
+    """The tiny model of fixtures/models/<name>.json with seeded random weights."""
+    fixture = model_fixture(name)
+    config = AutoConfig.for_model(fixture["model_type"], **fixture["config"])
+    if config.vocab_size != len(SPECIALS) + len(WORDS):
+        raise ValueError(f"{name}: vocab_size must be {len(SPECIALS) + len(WORDS)}")
+    auto = {"causal-lm": AutoModelForCausalLM, "base": AutoModel}[fixture["head"]]
     torch.manual_seed(seed)
-    vocab = len(SPECIALS) + len(WORDS)
-    if family == "gpt2":
-        config = GPT2Config(
-            n_layer=2,
-            n_embd=32,
-            n_head=2,
-            n_inner=48,
-            vocab_size=vocab,
-            n_positions=64,
-            bos_token_id=5,
-            eos_token_id=5,
-        )
-        model = GPT2LMHeadModel(config)
-    elif family == "llama":
-        config = LlamaConfig(
-            num_hidden_layers=2,
-            hidden_size=32,
-            intermediate_size=40,
-            num_attention_heads=2,
-            num_key_value_heads=2,
-            vocab_size=vocab,
-            max_position_embeddings=64,
-            bos_token_id=4,
-            eos_token_id=5,
-            pad_token_id=0,
-        )
-        model = LlamaForCausalLM(config)
-    elif family == "bert":
-        config = BertConfig(
-            num_hidden_layers=2,
-            hidden_size=32,
-            intermediate_size=44,
-            num_attention_heads=2,
-            vocab_size=vocab,
-            max_position_embeddings=64,
-            pad_token_id=0,
-        )
-        model = BertModel(config)
-    else:
-        raise ValueError(family)
-    return model.eval()
+    return auto.from_config(config).eval()
 
 
-def tiny_loaded(family: str, seed: int = 0) -> LoadedModel:
-    return adapt(make_model(family, seed), make_tokenizer(family), f"tiny-{family}")
+def tiny_loaded(name: str, seed: int = 0) -> LoadedModel:
+    return adapt(make_model(name, seed), make_tokenizer(name), f"tiny-{name}")
 
 
 def random_sentences(n: int, seed: int = 0, first: str | None = None) -> list[str]:
@@ -186,7 +170,8 @@ def make_store(
 
 def capture_all(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> list[list[np.ndarray]]:
     """Brute force: every coefficient of every layer, per sentence: acts[layer][s] is
-    [tokens, d_ff] float32, from the same batches as an unsharded mining pass."""
+    [tokens, d_ff] float32 (``cfg.coefficient``), from the same batches as an unsharded
+    mining pass."""
     acts: list[list[np.ndarray | None]] = [[None] * len(store) for _ in range(loaded.n_layers)]
     current: dict[str, np.ndarray] = {}
 
@@ -196,7 +181,7 @@ def capture_all(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> lis
             acts[layer][int(s)] = dense[row, : store.lengths[s]].copy()
 
     pad = loaded.tokenizer.pad_token_id or 0
-    with torch.inference_mode(), loaded.capture(keep):
+    with torch.inference_mode(), loaded.capture(keep, coefficient=cfg.coefficient):
         for sentences in batch_plan(store, 0, len(store), cfg):
             ids, present, _ = store.batch(sentences, pad)
             current["sentences"] = sentences

@@ -24,11 +24,16 @@ from mining.core import (
 from mining.core.miner import HIST_EDGES, SENTINEL, pack_keys, unpack_sentences, unpack_values
 
 from .conftest import (
+    FAMILIES,
+    NON_GATED,
     brute_force_topk,
     capture_all,
     random_sentences,
     tiny_loaded,
 )
+
+# (family, coefficient): every family ranks "post"; the non-gated ones also "pre".
+CASES = [(f, "post") for f in FAMILIES] + [(f, "pre") for f in NON_GATED]
 
 
 def entries(partial: Partial, layer: int, key: int) -> list[tuple[float, int, int]]:
@@ -63,11 +68,11 @@ def assert_partials_equal(a: Partial, b: Partial) -> None:
         assert torch.equal(getattr(a, name), getattr(b, name)), name
 
 
-@pytest.mark.parametrize("family", ["gpt2", "llama", "bert"])
-def test_top_k_of_every_key_equals_brute_force(family, store_factory, miner_path):
+@pytest.mark.parametrize(("family", "coefficient"), CASES)
+def test_top_k_of_every_key_equals_brute_force(family, coefficient, store_factory, miner_path):
     loaded = tiny_loaded(family)
     store = store_factory(loaded, random_sentences(150, seed=1))
-    cfg = small_cfg()
+    cfg = small_cfg(coefficient=coefficient)
     partial = mine_range(loaded, store, cfg, 0, len(store))
     expected = brute_force_topk(loaded, store, capture_all(loaded, store, cfg), cfg.keep_k)
     for layer in range(loaded.n_layers):
@@ -75,11 +80,11 @@ def test_top_k_of_every_key_equals_brute_force(family, store_factory, miner_path
             assert entries(partial, layer, key) == expected[(layer, key)], (layer, key)
 
 
-@pytest.mark.parametrize("family", ["gpt2", "bert"])
-def test_statistics_equal_brute_force(family, store_factory, miner_path):
+@pytest.mark.parametrize(("family", "coefficient"), CASES)
+def test_statistics_equal_brute_force(family, coefficient, store_factory, miner_path):
     loaded = tiny_loaded(family)
     store = store_factory(loaded, random_sentences(60, seed=2))
-    cfg = small_cfg()
+    cfg = small_cfg(coefficient=coefficient)
     partial = mine_range(loaded, store, cfg, 0, len(store))
     acts = capture_all(loaded, store, cfg)
     for layer in range(loaded.n_layers):
@@ -103,12 +108,14 @@ def test_statistics_equal_brute_force(family, store_factory, miner_path):
             assert partial.hist[layer, key].tolist() == counts.tolist()
 
 
-@pytest.mark.parametrize("family", ["gpt2", "bert"])
-@pytest.mark.parametrize("n_shards", [1, 2, 5])
-def test_shards_merge_to_exactly_one_pass(family, n_shards, store_factory, miner_path):
+@pytest.mark.parametrize(
+    ("family", "coefficient", "n_shards"),
+    [(f, c, 5) for f, c in CASES] + [("gpt2", "post", 1), ("gpt2", "post", 2)],
+)
+def test_shards_merge_to_exactly_one_pass(family, coefficient, n_shards, store_factory, miner_path):
     loaded = tiny_loaded(family)
     store = store_factory(loaded, random_sentences(130, seed=3))
-    cfg = small_cfg()
+    cfg = small_cfg(coefficient=coefficient)
     whole = mine_range(loaded, store, cfg, 0, len(store))
     ranges = shard_ranges(len(store), n_shards, cfg)
     assert len(ranges) == n_shards and ranges[0][0] == 0 and ranges[-1][1] == len(store)
@@ -423,13 +430,13 @@ def test_histogram_buckets_follow_the_documented_edges():
     assert torch.equal(hist_buckets(values).long(), expected)
 
 
-@pytest.mark.parametrize("family", ["gpt2", "llama", "bert"])
-def test_kernel_and_tensor_paths_agree(family, store_factory, monkeypatch):
+@pytest.mark.parametrize(("family", "coefficient"), CASES)
+def test_kernel_and_tensor_paths_agree(family, coefficient, store_factory, monkeypatch):
     """The compiled CPU kernel and the tensor path give the same state: bit for bit,
     except the sums, which the kernel accumulates in float64 rather than float32."""
     loaded = tiny_loaded(family)
     store = store_factory(loaded, random_sentences(120, seed=11))
-    cfg = small_cfg()
+    cfg = small_cfg(coefficient=coefficient)
     results = {}
     for path in ("auto", "tensor"):
         monkeypatch.setenv("FFKV_MINING_KERNEL", path)
@@ -439,3 +446,34 @@ def test_kernel_and_tensor_paths_agree(family, store_factory, monkeypatch):
         if name != "sum_fixed":
             assert torch.equal(getattr(kernel, name), getattr(tensor, name)), name
     torch.testing.assert_close(kernel.mean(), tensor.mean(), rtol=1e-5, atol=1e-6)
+
+
+# GELU families: for ReLU (OPT) the positive top values are equal before and after.
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_rescoring_ranks_the_coefficient_the_run_mined(family, store_factory):
+    """A "pre" run re-scored in float32 must re-measure the pre-activation value: the
+    same float32 numbers the miner kept, the same positions."""
+    loaded = tiny_loaded(family)
+    store = store_factory(loaded, random_sentences(60, seed=14))
+    cfg = small_cfg(coefficient="pre")
+    partial = mine_range(loaded, store, cfg, 0, len(store))
+    assert partial.meta["fingerprint"]["coefficient"] == "pre"
+    keys = [(0, 2), (1, 5), (1, 9)]
+    fresh = finalize(loaded, store, partial, keys, cfg.top_k, rescore=True)
+    as_mined = finalize(loaded, store, partial, keys, cfg.top_k, rescore=False)
+    for a, b in zip(fresh, as_mined, strict=True):
+        assert [(e.coefficient, e.sentence_index, e.position) for e in a.examples] == [
+            (e.coefficient, e.sentence_index, e.position) for e in b.examples
+        ]
+        assert any(e.coefficient < 0 for e in a.examples) or a.stats.density < 1
+
+
+def test_partials_of_different_coefficient_modes_do_not_merge(store_factory):
+    loaded = tiny_loaded("gpt2")
+    store = store_factory(loaded, random_sentences(40, seed=15))
+    cfg = small_cfg()
+    (a, _), (b, end) = shard_ranges(len(store), 2, cfg)
+    post = mine_range(loaded, store, cfg, a, b)
+    pre = mine_range(loaded, store, small_cfg(coefficient="pre"), b, end)
+    with pytest.raises(MiningError, match="different runs or settings"):
+        merge_partials([post, pre])

@@ -48,3 +48,17 @@ def test_top_n_above_keep_k_is_an_error(store_factory):
     partial = mine_range(loaded, store, small_cfg(keep_k=8), 0, len(store))
     with pytest.raises(MiningError, match=r"top_n \(50\) exceeds the 8 trigger examples"):
         perturb(loaded, store, partial, [(0, 0)])
+
+
+def test_a_pre_activation_run_is_perturbed_on_the_pre_activation_value(store_factory):
+    loaded = tiny_loaded("opt")
+    store = store_factory(loaded, random_sentences(60, seed=12))
+    cfg = small_cfg(keep_k=8, coefficient="pre")
+    partial = mine_range(loaded, store, cfg, 0, len(store))
+    acts = capture_all(loaded, store, cfg)  # pre-activation values
+    (result,) = perturb(loaded, store, partial, [(1, 4)], top_n=8, seed=0)
+    examples = [e for e in entries(partial, 1, 4) if e[2] >= 2]  # </s> is position 0
+    assert len(result.changes["last"]) == len(examples) > 0
+    for change, (value, s, t) in zip(result.changes["last"], examples, strict=True):
+        after = float(acts[1][s][t - 1, 4])
+        assert change == pytest.approx((after - value) / abs(value), rel=1e-4, abs=1e-5)
