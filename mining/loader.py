@@ -27,6 +27,7 @@ def study_load(
     hist_edges: Sequence[float],
     perturbation: dict[tuple[int, int], dict[str, float | None]] | None = None,
     value_agreement: dict[str, Any] | None = None,
+    definitions: dict[str, Any] | None = None,
 ) -> Study:
     """Create the run's study with its sampled keys and their trigger prefixes.
 
@@ -49,6 +50,7 @@ def study_load(
         is_causal=model["causal"],
         vocab_size=model["vocab_size"],
         value_agreement=value_agreement or {},
+        mining_definitions=definitions or {},
         created_by=run.created_by,
     )
     edges = [float(e) for e in hist_edges]

@@ -39,6 +39,7 @@ from mining.core import (
 )
 from mining.core.perturb import KINDS as PERTURB_KINDS
 from mining.core.perturb import perturb
+from mining.core.pipeline import mining_definitions
 from mining.core.value_agreement import value_agreement
 
 from .loader import STUDY_EXISTS, study_load
@@ -219,6 +220,7 @@ def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
     config = mining_config(run)
     loaded = model_for(config)
     resolve_keys(config, loaded.n_layers, loaded.d_ff)  # bad keys fail before any work
+    loaded.check_coefficient(config.coefficient)  # and "pre" on a gated family
     _claim_run_dir(run)
     store_path = Path(config.store_dir or "")
     if (store_path / "meta.json").is_file():
@@ -350,6 +352,7 @@ def mining_run_merge(*, run: MiningRun) -> Study:
         hist_edges=list(HIST_EDGES),
         perturbation=perturbation,
         value_agreement=value_agreement(loaded, store, merged),
+        definitions=mining_definitions(loaded, config),
     )
     MiningRun.objects.filter(pk=run.pk).update(
         status=MiningRun.Status.DONE, finished_at=timezone.now()

@@ -328,8 +328,8 @@ def finalize(
 __all__ = [
     "END_OF_SENTENCE",
     "END_OF_SENTENCE_ID",
-    "NEXT_UNKNOWN_ID",
     "HIST_EDGES",
+    "NEXT_UNKNOWN_ID",
     "KeyResult",
     "KeyStats",
     "TriggerExample",

