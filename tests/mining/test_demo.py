@@ -56,7 +56,12 @@ def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, t
     assert all(a.keys.count() == 60 for a in assignments)  # overlap 2: both see every key
 
     example = Study.objects.get(name__startswith="example:")  # fixtures/example-study.jsonl
-    assert example.keys.exists() and not Assignment.objects.filter(batch__study=example)
+    assert example.keys.exists()
+    # its work belongs to its own (inactive) example annotators, never to alice or bob
+    assert not Assignment.objects.filter(
+        batch__study=example, annotator__username__in=["alice", "bob"]
+    ).exists()
+    assert study.mining_definitions["checkpoint_note"].count("dequantized from 4 bits") == 1
 
     call_command("demo", setup_only=True, sentences=120)  # idempotent: nothing mined again
     assert Study.objects.count() == 2

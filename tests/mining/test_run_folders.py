@@ -174,6 +174,7 @@ def test_the_folder_is_named_by_a_random_work_id_and_holds_a_manifest(run, setti
     assert (manifest["model"], manifest["corpus"]) == (run.params["model"], run.params["corpus"])
     assert manifest["config"] == {
         "all_keys": False,
+        "coefficient": "post",
         "batch_size": 8,
         "device": "cpu",
         "dtype": "float32",
