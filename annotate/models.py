@@ -85,7 +85,8 @@ class TriggerPrefix(models.Model):
     text = models.TextField(help_text="The prefix: tokens 0..t of the sentence.")
     trigger_token = models.CharField(max_length=200)
     trigger_token_id = models.IntegerField()
-    next_token = models.CharField(
+    # Null, not "": unknown is the v1 contract's null, and "" can be a decoded token.
+    next_token = models.CharField(  # noqa: DJ001
         max_length=200, null=True, blank=True, help_text="Null where the sentence was cut."
     )
     next_token_id = models.IntegerField(

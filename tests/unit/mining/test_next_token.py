@@ -27,7 +27,7 @@ def _examples_by_position(family, store_factory, sentences, max_tokens):
 
 def test_the_last_kept_token_of_a_cut_sentence_has_an_unknown_next_token(store_factory):
     sentences = ["red cat dog fish tree rock river hill", "blue sun", "moon star cloud"]
-    loaded, store, examples = _examples_by_position("gpt2", store_factory, sentences, 4)
+    _, store, examples = _examples_by_position("gpt2", store_factory, sentences, 4)
     assert store.truncated(0) and not store.truncated(1)
     seen = set()
     for ex in examples:
@@ -49,7 +49,7 @@ def test_a_cut_sentence_keeps_its_closing_special_token_and_its_next_is_still_un
     store_factory,
 ):
     sentences = ["red cat dog fish tree rock river hill", "blue sun"]
-    loaded, store, examples = _examples_by_position("bert", store_factory, sentences, 5)
+    _, store, examples = _examples_by_position("bert", store_factory, sentences, 5)
     assert store.truncated(0)
     cut = [ex for ex in examples if ex.sentence_index == 0 and ex.position == 3]
     assert cut, "no key chose the last kept real token of the cut sentence"
