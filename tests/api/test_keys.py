@@ -66,6 +66,13 @@ def test_key_detail_shows_the_prefixes_and_creates_my_empty_draft(alice, key):
     assert Annotation.objects.filter(key=key, annotator=alice).count() == 1
 
 
+def test_a_cut_sentences_unknown_next_token_is_null(alice, key):
+    key.prefixes.filter(rank=2).update(next_token=None, next_token_id=-2)
+    prefixes = _open(client_for(alice), key)["prefixes"]
+    assert prefixes[1]["next_token"] is None
+    assert prefixes[0]["next_token"] == " n1"
+
+
 def test_value_tokens_are_hidden_unless_the_study_shows_them(alice, key):
     key.value_top_tokens = [["Paris", 0.5], [" France", 0.25]]
     key.save()

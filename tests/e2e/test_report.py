@@ -103,3 +103,72 @@ def test_an_annotator_cannot_open_the_report(page, alice, small_study):
     answer = page.request.get(f"/api/admin/studies/{small_study.pk}/report/")
     assert answer.status == 403
     assert page.request.get(f"/api/admin/studies/{small_study.pk}/report.csv").status == 403
+
+
+def _every_key_counts(n_layers: int, d_ff: int) -> dict:
+    """§4 counts as the mining pass stores them: layer L's next-token matches are L."""
+    return {
+        "format": "ffkv.value-agreement/v1",
+        "vocab_size": 49152,
+        "variants": ["without_final_norm", "with_final_norm"],
+        "final_norm": "model.norm",
+        "layers": [
+            {
+                "layer": layer,
+                "n_keys": d_ff,
+                "next_end": 3,
+                "next_unknown": 2,
+                "next_token": {"without_final_norm": layer, "with_final_norm": 2 * layer},
+                "trigger_token": {"without_final_norm": 0, "with_final_norm": 1},
+            }
+            for layer in range(1, n_layers + 1)
+        ],
+    }
+
+
+def test_carol_reads_value_agreement_over_every_key_of_30_layers(page, carol, alice):
+    study = StudyFactory(
+        name="thirty layers",
+        n_layers=30,
+        d_ff=1536,
+        vocab_size=49152,
+        value_agreement=_every_key_counts(30, 1536),
+        mining_definitions={
+            "family": "Llama",
+            "module": "layers.{layer}.mlp.down_proj (input)",
+            "coefficient": "post",
+            "when": "after the activation",
+            "bias": "none",
+            "text": "m_i = act(gate·x)·(up·x), the i-th input of mlp.down_proj.",
+            "checkpoint_note": "The weights are dequantized from 4 bits.",
+        },
+    )
+    key_with_prefixes(3, study=study, layer=1, index=0)
+    log_in(page, "carol", PASSWORD)
+    page.goto(f"/manage/studies/{study.pk}/report")
+
+    chart = page.get_by_test_id("value-agreement-chart")
+    expect(chart).to_be_visible()
+    series = chart.locator("g.series")
+    expect(series).to_have_count(4)  # 2 readings x without / with the final norm
+    plain_next = chart.locator(
+        'g.series[data-reading="next_token"][data-variant="without_final_norm"]'
+    )
+    expect(plain_next.locator("g.point-group")).to_have_count(30)
+    layer30 = plain_next.locator('g.point-group[data-layer="30"] circle.point')
+    # 30 matches of 1536 - 2 keys whose next token is unknown
+    assert float(layer30.get_attribute("data-rate")) == pytest.approx(30 / 1534)
+    baseline = chart.locator("line.baseline")
+    assert float(baseline.get_attribute("data-baseline")) == pytest.approx(1 / 49152)
+    expect(page.get_by_text("The weights are dequantized from 4 bits.")).to_be_visible()
+
+
+def test_an_encoder_report_says_value_agreement_does_not_apply(page, carol):
+    study = StudyFactory(name="an encoder", is_causal=False, n_layers=2, vocab_size=30522)
+    key_with_prefixes(3, study=study, layer=1, index=0)
+    log_in(page, "carol", PASSWORD)
+    page.goto(f"/manage/studies/{study.pk}/report")
+    expect(page.get_by_test_id("value-every-key-na")).to_contain_text(
+        "Does not apply: encoders have no next token"
+    )
+    expect(page.get_by_test_id("value-agreement-chart")).to_have_count(0)
