@@ -35,6 +35,15 @@ function renderChart(layers: number[]) {
 }
 
 describe('§4 chart over every key', () => {
+  it('keeps 30 layers and the legend within 1,000 px, the legend under the plot', () => {
+    const { svg } = renderChart(THIRTY);
+    expect(Number(svg.getAttribute('width'))).toBeLessThanOrEqual(1000);
+    const legend = svg.querySelector('g.legend')!;
+    const [, legendY] = /translate\((\d+),(\d+)\)/.exec(legend.getAttribute('transform')!)!.slice(1).map(Number);
+    expect(legendY).toBeGreaterThan(VALUE_PLOT_HEIGHT);
+    expect(legend.querySelectorAll('text')).toHaveLength(5);
+  });
+
   it('draws one line per reading × variant, a point and a Wilson whisker per layer, for 30 layers', () => {
     const { block, svg } = renderChart(THIRTY);
     const series = svg.querySelectorAll('g.series');

@@ -28,7 +28,10 @@ export const VALUE_PLOT_HEIGHT = 220;
 // 30 layers at 30 units each keep every layer's label and its four whiskers apart.
 const SLOT = 30;
 const DODGE = 5;
-const MARGIN = { top: 44, right: 230, bottom: 40, left: 64 };
+// The legend sits under the layer labels, so that 30 layers fit a 1024 px screen
+// without scrolling sideways to read it.
+const MARGIN = { top: 44, right: 16, bottom: 40, left: 64 };
+const LEGEND_ROW = 22;
 const TEXT = '#1b1d21';
 const MUTED = '#5a606b';
 const GRID = '#d6d9de';
@@ -91,11 +94,17 @@ export function ValueAgreementChart({
   const highs = rows.flatMap((row) => series.map((s) => rateOf(row, s)?.high ?? 0));
   const { top, ticks, decimals } = valueScale(Math.max(0, baseline ?? 0, ...highs));
   const plotWidth = Math.max(rows.length, 1) * SLOT;
-  const legendWidth = Math.max(...series.map((s) => textWidth(s.name, 12)), textWidth(baselineLabel, 12)) + 40;
+  const legendWidth = Math.max(...series.map((s) => textWidth(s.name, 12)), textWidth(baselineLabel, 12)) + 30;
   const width = Math.ceil(
-    Math.max(MARGIN.left + plotWidth + Math.max(MARGIN.right, legendWidth), MARGIN.left + textWidth(title, TITLE_SIZE) + 16),
+    Math.max(
+      MARGIN.left + plotWidth + MARGIN.right,
+      MARGIN.left + legendWidth + MARGIN.right,
+      MARGIN.left + textWidth(title, TITLE_SIZE) + 16,
+    ),
   );
-  const height = MARGIN.top + VALUE_PLOT_HEIGHT + MARGIN.bottom;
+  const legendRows = series.length + (baseline !== null ? 1 : 0);
+  const legendTop = MARGIN.top + VALUE_PLOT_HEIGHT + MARGIN.bottom;
+  const height = legendTop + legendRows * LEGEND_ROW + 8;
   const y = (value: number) => VALUE_PLOT_HEIGHT - (value / top) * VALUE_PLOT_HEIGHT;
   const x = (i: number, s: number) => i * SLOT + SLOT / 2 + (s - (series.length - 1) / 2) * DODGE;
 
@@ -221,9 +230,9 @@ export function ValueAgreementChart({
         })}
         <line x1={0} x2={plotWidth} y1={VALUE_PLOT_HEIGHT} y2={VALUE_PLOT_HEIGHT} stroke={TEXT} strokeWidth={1} />
       </g>
-      <g className="legend" transform={`translate(${MARGIN.left + plotWidth + 20},${MARGIN.top})`}>
+      <g className="legend" transform={`translate(${MARGIN.left},${legendTop})`}>
         {series.map((s, i) => (
-          <g key={`${s.reading}/${s.variant}`} transform={`translate(0,${i * 22})`}>
+          <g key={`${s.reading}/${s.variant}`} transform={`translate(0,${i * LEGEND_ROW})`}>
             <line
               x1={0}
               x2={22}
@@ -247,7 +256,7 @@ export function ValueAgreementChart({
           </g>
         ))}
         {baseline !== null && (
-          <g transform={`translate(0,${series.length * 22})`}>
+          <g transform={`translate(0,${series.length * LEGEND_ROW})`}>
             <line x1={0} x2={22} y1={7} y2={7} stroke={BASELINE} strokeWidth={1.5} strokeDasharray="2 3" />
             <text x={30} y={11} fontSize={12} fill={TEXT}>
               {baselineLabel}
