@@ -5,10 +5,12 @@ layer (per-sentence max, count of m > 0, sum, then a gather of the candidates' c
 for their argmax) each read the [batch, pos, d_ff] coefficients again, and each
 small operation pays a thread synchronisation. ``update_layer`` reads them once and,
 in the same pass, updates every per-key statistic and inserts the per-sentence maxima
-that beat a key's K-th best straight into its sorted top-K (with the prefix dedup), so
-that nothing is buffered. It computes exactly what the portable tensor path in
-``miner._StreamingMiner`` computes (the rank-key order, earliest position on ties,
-dedup of equal prefixes, empty slots as SENTINEL/0/0); only the sums are added in
+that beat a key's K-th best straight into its top-K (with the prefix dedup), so that
+nothing is buffered. While the kernel runs, each key's row is a min-heap (its K-th best
+at slot 0); the miner hands out rows sorted best first, as the tensor path keeps them.
+It computes exactly what the portable tensor path in ``miner._StreamingMiner``
+computes (the rank-key order, earliest position on ties, dedup of equal prefixes,
+empty slots as SENTINEL/0/0); only the sums are added in
 another order (float32 per sentence, float64 over the batch) before they go to the
 fixed-point total, so the mean may differ from the tensor path's in the last digits.
 
@@ -65,42 +67,52 @@ def _njit(**options: Any) -> Any:
 
 
 @_njit()
+def _sift_down(keys: Any, positions: Any, hashes: Any, c: int, i: int) -> None:
+    """Restore the min-heap order of key c's row below slot i (its entry grew)."""
+    k = keys.shape[1]
+    while True:
+        child = 2 * i + 1
+        if child >= k:
+            return
+        if child + 1 < k and keys[c, child + 1] < keys[c, child]:
+            child += 1
+        if keys[c, child] >= keys[c, i]:
+            return
+        keys[c, i], keys[c, child] = keys[c, child], keys[c, i]
+        positions[c, i], positions[c, child] = positions[c, child], positions[c, i]
+        hashes[c, i], hashes[c, child] = hashes[c, child], hashes[c, i]
+        i = child
+
+
+@_njit()
 def _insert(
     keys: Any, positions: Any, hashes: Any, c: int, rank: int, pos: int, h: int, dedup: bool
 ) -> None:
-    """Put ``rank`` into key c's top-K row (sorted best first) if it belongs there.
+    """Put ``rank`` into key c's top-K row if it belongs there.
+
+    A row is a min-heap on the rank keys (slot 0 holds the K-th best, SENTINEL while the
+    row is not full): an entrant replaces the root and sinks, O(log K), where a sorted
+    row shifted K/2 entries on average (most of the kernel's time while rows fill).
+    ``_StreamingMiner.partial`` sorts the rows best first.
 
     With ``dedup``, an entry with the same prefix hash is kept only if better: the
-    better of the two stays, the other goes (exactly the deduplicated top-K of all
-    entries ever seen: an evicted entry of the same prefix was below the whole row).
+    better of the two stays, in the worse one's slot (exactly the deduplicated top-K of
+    all entries ever seen: an evicted entry of the same prefix was below the whole row).
     """
-    k = keys.shape[1]
-    if rank <= keys[c, k - 1]:
+    if rank <= keys[c, 0]:
         return
+    slot = 0
     if dedup:
-        for j in range(k):
-            if keys[c, j] == SENTINEL:
-                break
-            if hashes[c, j] == h:
+        for j in range(keys.shape[1]):
+            if keys[c, j] != SENTINEL and hashes[c, j] == h:
                 if rank <= keys[c, j]:
                     return
-                for q in range(j, k - 1):  # drop the worse copy; the row stays sorted
-                    keys[c, q] = keys[c, q + 1]
-                    positions[c, q] = positions[c, q + 1]
-                    hashes[c, q] = hashes[c, q + 1]
-                keys[c, k - 1] = SENTINEL
-                positions[c, k - 1] = 0
-                hashes[c, k - 1] = 0
+                slot = j
                 break
-    i = k - 1
-    while i > 0 and keys[c, i - 1] < rank:
-        keys[c, i] = keys[c, i - 1]
-        positions[c, i] = positions[c, i - 1]
-        hashes[c, i] = hashes[c, i - 1]
-        i -= 1
-    keys[c, i] = rank
-    positions[c, i] = pos
-    hashes[c, i] = h
+    keys[c, slot] = rank
+    positions[c, slot] = pos
+    hashes[c, slot] = h
+    _sift_down(keys, positions, hashes, c, slot)
 
 
 @_njit(parallel=True)
@@ -152,9 +164,9 @@ def _update_keys(
     maxima: Any,
     hist: Any,
 ) -> None:
-    """Statistics and top-K insertion, a block of keys per task."""
+    """Statistics and top-K insertion (rows are min-heaps, see ``_insert``), a block of
+    keys per task."""
     n_batch, d_ff = best.shape
-    k = keys.shape[1]
     bits = best.view(np.int32)
     n_tasks = (d_ff + KEYS_PER_TASK - 1) // KEYS_PER_TASK
     for task in numba.prange(n_tasks):
@@ -176,7 +188,7 @@ def _update_keys(
                 x = bits[b, c]
                 ordered = x ^ 0x7FFFFFFF if x < 0 else x
                 rank = (np.int64(ordered) << 32) | (MAX_SENTENCES - sentences[b])
-                if rank > keys[c, k - 1]:
+                if rank > keys[c, 0]:
                     pos = where[b, c]
                     _insert(keys, positions, hashes, c, rank, pos, prefix_hashes[b, pos], dedup)
             n_positive[c] += np.int64(positive)

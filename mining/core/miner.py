@@ -443,7 +443,12 @@ class _StreamingMiner:
     STATS_BUFFER_BYTES = 64 << 20  # per-sentence maxima held before updating max/hist
 
     def __init__(
-        self, partial: Partial, causal: bool, device: torch.device, batch_size: int
+        self,
+        partial: Partial,
+        causal: bool,
+        device: torch.device,
+        batch_size: int,
+        dtype: torch.dtype = torch.float32,
     ) -> None:
         self.p = partial.to(device)
         self.causal = causal
@@ -466,12 +471,15 @@ class _StreamingMiner:
         self._scratch: torch.Tensor | None = None
         self._span = (0, 0)
         # float32 on the CPU: the compiled one-pass kernel updates the state in place.
-        self.kernel_ok = device.type == "cpu" and kernels.available()
-        self.fused = False
+        self.fused = device.type == "cpu" and kernels.available() and dtype == torch.float32
         self._views: list[dict[str, np.ndarray]] = []
         self._kernel_batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        if self.kernel_ok:
+        if self.fused:
             kernels.use_threads(torch.get_num_threads())
+            # The kernel keeps each row as a min-heap (kernels._insert); a row sorted
+            # best first, reversed, is one. The caller's partial is left as it was.
+            for name in ("keys", "positions", "hashes"):
+                setattr(self.p, name, getattr(self.p, name).flip(-1).contiguous())
             self._views = [
                 {name: getattr(self.p, name)[layer].numpy() for name in kernels.STATE}
                 for layer in range(n_layers)
@@ -486,7 +494,6 @@ class _StreamingMiner:
     ) -> None:
         """sentences [batch]; ids [batch, pos] on the device; real [batch, pos] (numpy)."""
         self.p.n_positions += int(real.sum())
-        self.fused = self.kernel_ok and dtype == torch.float32
         if self.fused:
             hashes = (
                 prefix_hashes(ids).numpy() if self.causal else np.zeros(real.shape, dtype=np.int64)
@@ -628,8 +635,21 @@ class _StreamingMiner:
             self._flush_candidates(layer)
 
     def partial(self) -> Partial:
+        """The state so far, rows sorted best first (a copy where the kernel keeps heaps)."""
         self.flush()
-        return self.p.to("cpu")
+        p = self.p.to("cpu")
+        if not self.fused:
+            return p
+        order = torch.sort(p.keys, dim=-1, descending=True, stable=True).indices
+        return Partial(
+            meta=dict(p.meta),
+            **{
+                name: getattr(p, name).gather(-1, order)
+                if name in ("keys", "positions", "hashes")
+                else getattr(p, name).clone()
+                for name in Partial.TENSORS
+            },
+        )
 
 
 def mine_range(
@@ -681,7 +701,7 @@ def mine_range(
     dtype = loaded.dtype
     pad_id = loaded.tokenizer.pad_token_id
     pad_id = 0 if pad_id is None else int(pad_id)
-    miner = _StreamingMiner(partial, loaded.causal, device, cfg.batch_size)
+    miner = _StreamingMiner(partial, loaded.causal, device, cfg.batch_size, dtype)
     state = miner.p.meta
 
     def save() -> None:
