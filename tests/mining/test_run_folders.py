@@ -106,6 +106,7 @@ def test_two_fresh_databases_over_one_data_folder_give_two_exact_studies(tmp_pat
     gpt2 = save_tiny_model("gpt2", tmp_path / "tiny-gpt2")
     llama = save_tiny_model("llama", tmp_path / "tiny-llama")
 
+    _forget_every_run()  # PostgreSQL's sequences outlive earlier tests' rolled-back rows
     _mine(gpt2, tiny_corpus, "first")
     first = MiningRun.objects.get()
     first_pk = first.pk
