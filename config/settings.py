@@ -210,14 +210,25 @@ elif _CACHE_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# How many reverse proxies in front of the app append to X-Forwarded-For. The login
+# throttle counts per client address: with 0 it is REMOTE_ADDR and the header is ignored,
+# since a client can write any address it likes there.
+TRUSTED_PROXIES = _env_int("FFKV_TRUSTED_PROXIES", 0)
+if TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured(f"FFKV_TRUSTED_PROXIES must be 0 or more, not {TRUSTED_PROXIES}")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["annotate.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotate.api_errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"login": env.str("LOGIN_THROTTLE_RATE", default="10/min")},
+    "DEFAULT_THROTTLE_RATES": {
+        "login": env.str("LOGIN_THROTTLE_RATE", default="10/min"),
+        "login_username": env.str("LOGIN_USERNAME_THROTTLE_RATE", default="10/min"),
+    },
+    "NUM_PROXIES": TRUSTED_PROXIES,
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 

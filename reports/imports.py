@@ -57,6 +57,7 @@ NEXT_TOKEN_ID_NONE = -1
 NEXT_TOKEN_UNKNOWN = -2
 
 NOT_JSON = "line {line}: not valid JSON"
+NESTED_TOO_DEEPLY = "line {line}: not valid JSON (nested too deeply)"
 NOT_UTF8 = "line {line}: not valid UTF-8"
 FIELD_ERROR = "line {line}: {field}: {message}"
 EMPTY_FILE = "The file holds no keys."
@@ -324,6 +325,9 @@ def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str 
             obj = json.loads(text)
         except ValueError:
             yield number, None, NOT_JSON.format(line=number)
+            continue
+        except RecursionError:
+            yield number, None, NESTED_TOO_DEEPLY.format(line=number)
             continue
         try:
             record = _validate_record(obj)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import unicodedata
+
 from django.contrib.auth import authenticate, login, logout
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
@@ -11,7 +14,7 @@ from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 from rest_framework.views import APIView
 
 from ..permissions import user_is_annotator
@@ -39,10 +42,33 @@ def user_payload(user) -> dict:
     return dict(UserOutputSerializer(user).data)
 
 
+class UsernameRateThrottle(SimpleRateThrottle):
+    """Counts sign-in attempts per submitted username, from any address: the per-address
+    throttle alone lets one account be guessed at from many addresses.
+
+    The name is normalised as loosely as a person would read it (NFKC, case, surrounding
+    spaces), so that ``Alice`` and `` alice `` share one count.
+    """
+
+    scope = "login_username"
+
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
+        data = request.data
+        username = data.get("username") if isinstance(data, dict) else None
+        # The values the serializer's CharField accepts; anything else is refused there
+        # before a password is checked, so it needs no count.
+        if isinstance(username, bool) or not isinstance(username, (str, int, float)):
+            return None
+        name = unicodedata.normalize("NFKC", str(username)).strip().casefold()
+        # Hashed: the cache key stays short and plain whatever the name holds.
+        digest = hashlib.sha256(name.encode("utf-8", "backslashreplace")).hexdigest()
+        return self.cache_format % {"scope": self.scope, "ident": digest}
+
+
 @method_decorator(csrf_protect, name="dispatch")
 class LoginApi(APIView):
     permission_classes = [AllowAny]
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [ScopedRateThrottle, UsernameRateThrottle]
     throttle_scope = "login"
 
     @extend_schema_serializer(component_name="Login")

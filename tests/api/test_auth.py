@@ -1,11 +1,16 @@
+import os
+import subprocess
+import sys
+
 import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from annotate.apis import INVALID_CREDENTIALS
+from annotate.parsers import NESTED_TOO_DEEPLY
 from annotate.permissions import ANNOTATOR_GROUP
 from config.views import API_NOT_FOUND
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, StudyFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -133,3 +138,77 @@ def test_schema_and_docs_are_served(api_client):
 
 def test_health_reports_the_database(api_client):
     assert api_client.get("/api/health/").json() == {"status": "ok"}
+
+
+def _wrong_login(client: APIClient, username: str, **extra):
+    return client.post(
+        "/api/auth/login/", {"username": username, "password": "nope"}, format="json", **extra
+    )
+
+
+def test_a_forged_x_forwarded_for_does_not_escape_the_address_throttle(alice, api_client):
+    # No proxy is trusted by default: the address is REMOTE_ADDR, whatever the header says.
+    # A different username each time keeps the per-username throttle out of the way.
+    statuses = [
+        _wrong_login(api_client, f"user{i}", HTTP_X_FORWARDED_FOR=f"10.0.0.{i}").status_code
+        for i in range(8)
+    ]
+    assert statuses[:5] == [400] * 5
+    assert statuses[5:] == [429] * 3
+
+
+def test_one_username_is_throttled_across_addresses(alice, bob, api_client):
+    statuses = [
+        _wrong_login(api_client, "alice", REMOTE_ADDR=f"10.0.1.{i}").status_code for i in range(7)
+    ]
+    assert statuses[:5] == [400] * 5
+    assert statuses[5:] == [429] * 2
+    # Case and surrounding spaces do not make it another account's count.
+    assert _wrong_login(api_client, " ALICE ", REMOTE_ADDR="10.0.1.99").status_code == 429
+    # bob is not locked out by alice's count.
+    response = api_client.post(
+        "/api/auth/login/",
+        {"username": "bob", "password": PASSWORD},
+        format="json",
+        REMOTE_ADDR="10.0.2.1",
+    )
+    assert response.status_code == 200, response.content
+
+
+def _num_proxies(value: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "FFKV_TRUSTED_PROXIES"}
+    if value is not None:
+        env["FFKV_TRUSTED_PROXIES"] = value
+    code = "import config.settings as s; print(s.REST_FRAMEWORK['NUM_PROXIES'])"
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_number_of_trusted_proxies_comes_from_the_environment():
+    # A fresh interpreter: the settings module reads the environment once, at import.
+    assert _num_proxies(None).stdout.strip() == "0"
+    assert _num_proxies("1").stdout.strip() == "1"
+    refused = _num_proxies("-1")
+    assert refused.returncode != 0
+    assert "FFKV_TRUSTED_PROXIES must be" in refused.stderr
+
+
+DEEP_JSON = "[" * 100_000
+
+
+def test_a_deeply_nested_body_to_the_login_is_a_json_400(api_client):
+    response = api_client.post("/api/auth/login/", data=DEEP_JSON, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {"detail": NESTED_TOO_DEEPLY}
+
+
+def test_a_deeply_nested_body_to_a_signed_in_endpoint_is_a_json_400(carol):
+    study = StudyFactory()
+    client = APIClient()
+    client.force_login(carol)
+    response = client.patch(
+        f"/api/admin/studies/{study.pk}/", data=DEEP_JSON, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json() == {"detail": NESTED_TOO_DEEPLY}

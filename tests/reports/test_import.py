@@ -254,3 +254,12 @@ def test_a_study_imported_twice_under_two_names_is_two_studies(db):
     a, b = load(text, study_name="a"), load(text, study_name="b")
     assert a.study.pk != b.study.pk
     assert Annotation.objects.filter(key__study__name__in=["a", "b"]).count() == 2
+
+
+def test_a_line_nested_too_deeply_is_that_lines_error_and_nothing_is_written(hand_study):
+    good = export_text(hand_study).splitlines()[0].replace("hand study", "deep")
+    before = _counts()
+    with pytest.raises(ImportFileError) as info:
+        load(good + "\n" + "[" * 5_000 + "\n")
+    assert info.value.errors == [imports.NESTED_TOO_DEEPLY.format(line=2)]
+    assert _counts() == before
