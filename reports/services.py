@@ -312,12 +312,41 @@ def _value_agreement_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...
         )
 
 
+# --- CSV cells -------------------------------------------------------------------------
+
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP, "CSV
+# injection"); study names, usernames and prefix texts may start so.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """One value as a CSV cell: ``None`` empty, a text that starts like a formula behind a
+    ``'`` so that a spreadsheet shows it as text. Every such text is prefixed, a plain
+    negative number written as text (``"-0.5"``) too, as OWASP advises: the writer cannot
+    tell a number from a formula such as ``-1+A1``. Numbers (int, float) are data and
+    stay as they are. Only the CSV writers use this: JSONL and Parquet stay exact."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_writer(out: IO[str]) -> Any:
+    """Every CSV of the project: RFC 4180's CRLF rows, which also makes the csv module
+    quote a cell holding a lone ``\r`` (with ``\n`` rows Python 3.11 leaves it bare, and
+    a reader breaks the row there)."""
+    return csv.writer(out, lineterminator="\r\n")
+
+
 def report_csv(report: dict[str, Any]) -> str:
+    """The report as CSV (columns: ``REPORT_CSV_COLUMNS``); text cells pass through
+    ``csv_cell``."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv_writer(out)
     writer.writerow(REPORT_CSV_COLUMNS)
     for row in report_csv_rows(report):
-        writer.writerow(["" if v is None else v for v in row])
+        writer.writerow([csv_cell(v) for v in row])
     return out.getvalue()
 
 
@@ -426,14 +455,15 @@ def export_csv(
     progress: ProgressCallback | None = None,
 ) -> Iterator[str]:
     """CSV, one row per prefix × annotator (columns: ``CSV_COLUMNS``); ``patterns`` lists
-    the 1-based numbers of the annotation's patterns that cover the prefix."""
+    the 1-based numbers of the annotation's patterns that cover the prefix. A text cell
+    that starts with ``= + - @``, a tab or a carriage return (a study name, a username, a
+    prefix's text or token) is written behind a ``'`` so that a spreadsheet never runs it
+    as a formula (``csv_cell``); numbers, and the JSONL and Parquet exports, are exact."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv_writer(out)
     writer.writerow(CSV_COLUMNS)
     for chunk in _chunks(study, layers, chunk_size, progress):
-        writer.writerows(
-            ["" if v is None else v for v in row] for row in _table_rows(study.name, chunk)
-        )
+        writer.writerows([csv_cell(v) for v in row] for row in _table_rows(study.name, chunk))
         yield out.getvalue()
         out.seek(0)
         out.truncate()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import Key
-from tests.factories import StudyFactory, annotate_key, key_with_prefixes
+from annotate.models import Annotation, Key, Pattern, TriggerPrefix
+from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
 # The real-worker fixtures (PostgreSQL, Redis, a Celery worker process) for
 # test_export_worker.py; they skip, or fail under REQUIRE_SERVICES=1, without them.
@@ -44,6 +44,37 @@ def hand_study(alice, bob):
     annotate_key(key_b, alice, [])
     annotate_key(key_b, bob, [("semantic", [2, 3, 4])], status="draft")
     return study
+
+
+# What a spreadsheet reads as the start of a formula (OWASP's list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+@pytest.fixture(params=FORMULA_STARTS, ids=repr)
+def formula_study(request):
+    """A study whose every free text starts with one formula character: its name, its two
+    annotators' usernames, its prefixes' text, tokens and sentences, the patterns'
+    descriptions and the notes. One key of 6 prefixes, rank 6's coefficient -0.5; eve
+    and zed disagree on every prefix, so the report holds negative kappas and alphas."""
+    start = request.param
+    study = StudyFactory(name=f'{start}HYPERLINK("http://x") study')
+    key = key_with_prefixes(6, study=study, layer=1, index=0)
+    TriggerPrefix.objects.filter(key=key).update(
+        text=f"{start}1+1 text",
+        trigger_token=f"{start}t",
+        next_token=f"{start}n",
+        sentence=f"{start}1+1 text and the rest.",
+    )
+    TriggerPrefix.objects.filter(key=key, rank=6).update(coefficient=-0.5)
+    eve = annotate_key(
+        key, UserFactory(username=f"{start}eve"), [("shallow", [1, 2, 3]), ("semantic", [4, 5, 6])]
+    )
+    zed = annotate_key(
+        key, UserFactory(username=f"{start}zed"), [("semantic", [1, 2, 3]), ("shallow", [4, 5, 6])]
+    )
+    Annotation.objects.filter(pk__in=[eve.pk, zed.pk]).update(note=f"{start}note")
+    Pattern.objects.filter(annotation__in=[eve, zed]).update(description=f"{start}SUM(A1)")
+    return start, study
 
 
 def keys_of(study) -> list[Key]:

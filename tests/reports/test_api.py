@@ -3,6 +3,7 @@ progress, and the JSONL upload."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from unittest import mock
@@ -144,6 +145,21 @@ def test_the_report_csv_downloads(hand_study, carol):
     assert response["Content-Type"].startswith("text/csv")
     assert "hand-study-report.csv" in response["Content-Disposition"]
     assert response.content.decode().startswith("section,view,layer,annotator,metric")
+
+
+def test_the_report_csv_neutralises_formula_cells_and_keeps_numbers(formula_study, carol):
+    start, study = formula_study
+    response = client_for(carol).get(f"/api/admin/studies/{study.pk}/report.csv")
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    annotators = {r["annotator"] for r in rows} - {""}
+    assert annotators == {f"'{start}eve", f"'{start}zed", f"'{start}eve|{start}zed"}
+    # eve and zed disagree everywhere: negative numbers, written as numbers.
+    negative = [r for r in rows if r["section"] == "agreement" and r["value"].startswith("-")]
+    assert negative and all(float(r["value"]) < 0 for r in negative)
+    for row in rows:
+        for column in ("value", "low", "high", "n"):
+            assert not row[column].startswith("'"), (column, row[column])
 
 
 def _body(response) -> bytes:

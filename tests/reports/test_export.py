@@ -16,6 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from annotate.models import TriggerPrefix
 from reports.services import CSV_COLUMNS, export_csv, export_jsonl, export_parquet
 from tests.factories import KeyFactory, StudyFactory, UserFactory, annotate_key, key_with_prefixes
+from tests.reports.conftest import FORMULA_STARTS
 
 pytestmark = pytest.mark.django_db
 
@@ -131,6 +132,42 @@ def test_a_cut_sentences_next_token_is_null_in_jsonl_empty_in_csv_and_null_in_pa
     table = pq.read_table(path).to_pylist()
     alice = [r["next_token"] for r in table if r["layer"] == 1 and r["annotator"] == "alice"]
     assert alice[:3] == [" n1", None, "</s>"]
+
+
+def test_formula_cells_are_neutralised_in_the_csv_and_exact_elsewhere(formula_study, tmp_path):
+    start, study = formula_study
+    rows = csv_rows(study)
+    assert len(rows) == 6 * 2
+    for column, original in (
+        ("study", study.name),
+        ("text", f"{start}1+1 text"),
+        ("trigger_token", f"{start}t"),
+        ("next_token", f"{start}n"),
+        ("sentence", f"{start}1+1 text and the rest."),
+    ):
+        assert {r[column] for r in rows} == {"'" + original}, column
+    assert {r["annotator"] for r in rows} == {f"'{start}eve", f"'{start}zed"}
+    # Numbers are data, never prefixed: the negative coefficient stays a number.
+    assert "-0.5" in {r["coefficient"] for r in rows}
+    for row in rows:
+        for column, cell in row.items():
+            assert column == "coefficient" or not cell.startswith(FORMULA_STARTS), (column, cell)
+    # JSONL (the import's source) and Parquet are no spreadsheets: they stay exact.
+    (line,) = jsonl_lines(study)
+    assert line["study"]["name"] == study.name
+    assert {p["text"] for p in line["prefixes"]} == {f"{start}1+1 text"}
+    assert line["prefixes"][5]["coefficient"] == -0.5
+    assert [a["annotator"] for a in line["annotations"]] == [f"{start}eve", f"{start}zed"]
+    assert {p["description"] for a in line["annotations"] for p in a["patterns"]} == {
+        f"{start}SUM(A1)"
+    }
+    path = tmp_path / "f.parquet"
+    export_parquet(study=study, sink=path)
+    table = pq.read_table(path).to_pylist()
+    assert {(r["study"], r["annotator"], r["trigger_token"]) for r in table} == {
+        (study.name, f"{start}eve", f"{start}t"),
+        (study.name, f"{start}zed", f"{start}t"),
+    }
 
 
 def _study(n_keys: int, chunk_people: int = 2):

@@ -49,7 +49,7 @@ class Command(BaseCommand):
             raise CommandError(f"cannot create {out}: {exc.strerror}") from exc
         report = report_build(study=study, flt=flt)
         (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-        (out / "report.csv").write_text(report_csv(report))
+        (out / "report.csv").write_text(report_csv(report), encoding="utf-8", newline="")
         for fmt in ("svg", "png"):
             (out / f"figure2.{fmt}").write_bytes(figure2_image(report, fmt))
         overall = report["coverage"]["overall"]
