@@ -31,7 +31,6 @@ from .store import END_OF_SENTENCE_ID, NEXT_UNKNOWN_ID, CorpusStore
 FORMAT = "ffkv.value-agreement/v1"
 WITHOUT_NORM = "without_final_norm"
 WITH_NORM = "with_final_norm"
-READINGS = ("next_token", "trigger_token")
 KEYS_PER_CHUNK = 256  # rows of v_i·E at once: [256, vocab] float32 is 50 MB at 49k tokens
 
 
