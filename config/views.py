@@ -117,7 +117,7 @@ def _refused_admin_login_form(message: str) -> type:
 
 
 @never_cache
-def admin_login(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+def admin_login(request: HttpRequest) -> HttpResponse:
     """The Django admin's sign-in, counted in the API login's throttles (per address and
     per username): without this, the admin form let anyone guess passwords freely.
 
