@@ -30,7 +30,7 @@ COPY . .
 COPY --from=frontend /frontend/dist frontend/dist
 # Settings only: nothing connects to the database or the broker here.
 RUN DJANGO_ENV=production SECRET_KEY=collectstatic-only DATABASE_URL=sqlite:////tmp/collectstatic.db \
-    CELERY_BROKER_URL=memory:// python manage.py collectstatic --noinput \
+    CELERY_BROKER_URL=memory:// CACHE_URL=redis://collectstatic.invalid:6379/0 python manage.py collectstatic --noinput \
  && python -m compileall -q manage.py config annotate mining reports
 USER ffkv
 EXPOSE 8000

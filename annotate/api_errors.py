@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import status
@@ -16,6 +18,20 @@ logger = logging.getLogger(__name__)
 
 DATABASE_UNAVAILABLE = "The database is unavailable; please retry in a moment."
 QUEUE_UNAVAILABLE = "The task queue is unavailable; please retry in a moment."
+BODY_TOO_LARGE = "The request body is larger than the limit of {limit}."
+DATA_TOO_LARGE = "The request's data outside uploaded files is larger than the limit of {limit}."
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MB"
+
+
+def body_too_large(limit: int) -> str:
+    return BODY_TOO_LARGE.format(limit=_megabytes(limit))
+
+
+def data_too_large(limit: int) -> str:
+    return DATA_TOO_LARGE.format(limit=_megabytes(limit))
 
 
 def printable(data: Any) -> Any:
@@ -45,6 +61,13 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response is not None:
         response.data = printable(response.data)
         return response
+    if isinstance(exc, RequestDataTooBig):
+        # Form or JSON data past DATA_UPLOAD_MAX_MEMORY_SIZE; a whole body past the upload
+        # limit never gets here (config.middleware.BodySizeLimitMiddleware).
+        return Response(
+            {"detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, DatabaseError):
         # PostgreSQL restarted under us (DESIGN §9): the client retries; nothing is lost
         # because every multi-row write runs in a transaction.

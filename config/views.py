@@ -1,4 +1,5 @@
-"""The roof's own views: the single-page app, JSON 404s under /api/, a health check."""
+"""The roof's own views: the single-page app, JSON 404s under /api/, a health check, the
+throttled Django admin sign-in, and who may read the API's schema."""
 
 from __future__ import annotations
 
@@ -8,17 +9,30 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib import admin
+from django.contrib.auth import REDIRECT_FIELD_NAME
+from django.core.exceptions import RequestDataTooBig, ValidationError
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
+from rest_framework.permissions import BasePermission
 
+from annotate.api_errors import data_too_large
 from annotate.apis import user_payload
+from annotate.apis.auth import login_throttle_wait
 
 FRONTEND_NOT_BUILT = (
     "The frontend is not built: run `make demo` (or `cd frontend && npm ci && npm run build`)."
 )
 API_NOT_FOUND = "Not found."
+BAD_REQUEST = "Bad request."
+ADMIN_LOGIN_THROTTLED = "Too many sign-in attempts. Try again in {seconds} seconds."
 VITE_ENTRY = "src/main.tsx"
 
 
@@ -76,3 +90,75 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Internal server error."}, status=500)
     return HttpResponse("Internal server error.", status=500, content_type="text/plain")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: what Django answers for a request it refuses before a view (a body
+    past DATA_UPLOAD_MAX_MEMORY_SIZE, too many form fields). JSON under /api/ and for an
+    oversized body anywhere, never Django's HTML page."""
+    if isinstance(exception, RequestDataTooBig):
+        detail = data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        return JsonResponse({"detail": detail}, status=413)
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": BAD_REQUEST}, status=400)
+    return HttpResponse(BAD_REQUEST, status=400, content_type="text/plain")
+
+
+def _refused_admin_login_form(message: str) -> type:
+    from django.contrib.admin.forms import AdminAuthenticationForm  # needs the apps loaded
+
+    class RefusedLoginForm(AdminAuthenticationForm):
+        """The admin's form, refused before any password is checked."""
+
+        def clean(self) -> dict[str, Any]:
+            raise ValidationError(message, code="throttled")
+
+    return RefusedLoginForm
+
+
+@never_cache
+def admin_login(request: HttpRequest) -> HttpResponse:
+    """The Django admin's sign-in, counted in the API login's throttles (per address and
+    per username): without this, the admin form let anyone guess passwords freely.
+
+    A refused attempt shows the form again with the reason, as a 429, without checking
+    the password: the right one is refused too until the count has run out.
+    """
+    if request.method == "POST":
+        seconds = login_throttle_wait(request)
+        if seconds is not None:
+            return _admin_login_refused(request, seconds)
+    return admin.site.login(request)
+
+
+def _admin_login_refused(request: HttpRequest, seconds: int) -> HttpResponse:
+    form = _refused_admin_login_form(ADMIN_LOGIN_THROTTLED.format(seconds=seconds))(
+        request, data=request.POST
+    )
+    next_url = request.POST.get(REDIRECT_FIELD_NAME) or request.GET.get(REDIRECT_FIELD_NAME)
+    if not next_url or not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = reverse("admin:index")
+    context = {
+        **admin.site.each_context(request),
+        "title": _("Log in"),
+        "subtitle": None,
+        "app_path": request.get_full_path(),
+        "username": request.user.get_username(),
+        "form": form,
+        REDIRECT_FIELD_NAME: next_url,
+    }
+    response = TemplateResponse(request, "admin/login.html", context, status=429)
+    response["Retry-After"] = str(seconds)
+    return response
+
+
+class StaffInProduction(BasePermission):
+    """The OpenAPI schema and its docs map every endpoint: open in development, staff
+    only in production."""
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        if not settings.PRODUCTION:
+            return True
+        return bool(request.user and request.user.is_staff)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import unicodedata
 
 from django.contrib.auth import authenticate, login, logout
+from django.http import HttpRequest
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -96,6 +99,28 @@ class LoginApi(APIView):
             return Response({"detail": INVALID_CREDENTIALS}, status=status.HTTP_400_BAD_REQUEST)
         login(request, user)
         return Response(user_payload(user))
+
+
+class _FormSignIn(APIView):
+    """A sign-in form outside the API (the Django admin's), as DRF's throttles see it."""
+
+    throttle_scope = LoginApi.throttle_scope
+
+
+def login_throttle_wait(request: HttpRequest) -> int | None:
+    """Counts a sign-in posted to a form outside the API (the Django admin's) in the API
+    login's own throttles, per address and per username, and answers the seconds to wait
+    once either count is spent (``None``: go ahead). One count for both forms: a guesser
+    gains nothing by switching between them."""
+    form = Request(request, parsers=[FormParser(), MultiPartParser()])
+    view = _FormSignIn()
+    throttles = [throttle_class() for throttle_class in LoginApi.throttle_classes]
+    # Every throttle records the attempt, as DRF's own check does.
+    refused = [throttle for throttle in throttles if not throttle.allow_request(form, view)]
+    if not refused:
+        return None
+    waits = [wait for wait in (throttle.wait() for throttle in refused) if wait is not None]
+    return max(1, math.ceil(max(waits, default=0)))
 
 
 class LogoutApi(APIView):

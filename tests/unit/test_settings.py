@@ -12,6 +12,7 @@ GOOD_PRODUCTION = {
     "DJANGO_ENV": "production",
     "SECRET_KEY": "a-long-random-production-secret-0123456789",
     "DATABASE_URL": "postgres://ffkv@db.invalid:5432/ffkv",
+    "CACHE_URL": "redis://cache.invalid:6379/1",
 }
 
 
@@ -19,7 +20,15 @@ def _check(env_overrides: dict[str, str]) -> subprocess.CompletedProcess:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in {"DJANGO_ENV", "SECRET_KEY", "DATABASE_URL", "DEBUG", "DJANGO_SETTINGS_MODULE"}
+        if k
+        not in {
+            "DJANGO_ENV",
+            "SECRET_KEY",
+            "DATABASE_URL",
+            "CACHE_URL",
+            "DEBUG",
+            "DJANGO_SETTINGS_MODULE",
+        }
     }
     env.update(env_overrides)
     env["DJANGO_SETTINGS_MODULE"] = "config.settings"
@@ -33,7 +42,7 @@ def _check(env_overrides: dict[str, str]) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.parametrize("missing", ["SECRET_KEY", "DATABASE_URL"])
+@pytest.mark.parametrize("missing", ["SECRET_KEY", "DATABASE_URL", "CACHE_URL"])
 def test_production_without_a_required_variable_fails_and_names_it(missing):
     env = {k: v for k, v in GOOD_PRODUCTION.items() if k != missing}
     result = _check(env)
