@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import TriggerPrefix
-from reports.services import CSV_COLUMNS, export_csv, export_jsonl, export_parquet
+from reports.exports import CSV_COLUMNS, export_csv, export_jsonl, export_parquet
 from tests.factories import KeyFactory, StudyFactory, UserFactory, annotate_key, key_with_prefixes
 from tests.reports.conftest import FORMULA_STARTS
 
