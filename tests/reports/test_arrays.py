@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from annotate.models import Annotation, Key, Pattern, TriggerPrefix
 from reports.selectors import ReportFilter, study_arrays
@@ -217,3 +218,14 @@ def test_float32_is_used_only_where_its_sums_are_exact():
     assert exact_dtype(halves, 2**23) is np.float64  # 2^23 draws × 3 in halves ≥ 2^24
     assert exact_dtype(np.array([[1 / 3]]), 2) is np.float64
     assert exact_dtype(np.array([[-1.0]]), 2) is np.float64
+
+
+def test_the_bootstrap_runs_blas_on_one_thread_and_gives_the_threads_back():
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    assert blas_threads(), "numpy's BLAS is not found"
+    with threadpool_limits(limits=2, user_api="blas"):
+        with bootstrap.one_blas_thread():
+            assert set(blas_threads()) == {1}
+        assert set(blas_threads()) == {2}
