@@ -4,8 +4,8 @@ keys to all of them).
 
 It measures the real path: a synthetic study is written into a database, then
 ``reports.selectors.study_arrays`` reads it (the queries and the array building count)
-and ``reports.computations`` computes Figure 2 and the agreement with its 1,000-replicate
-bootstrap. The export runs ``reports.services.export_jsonl`` (the generator behind the
+and ``reports.stats`` computes Figure 2 and the agreement with its 1,000-replicate
+bootstrap. The export runs ``reports.exports.export_jsonl`` (the generator behind the
 streamed response) in a fresh child process per size, so each peak RSS is that
 export's alone.
 
@@ -253,17 +253,17 @@ def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dic
 
 def time_report(study_id: int) -> dict[str, float]:
     from annotate.models import Study
-    from reports import computations
     from reports.selectors import study_arrays
+    from reports.stats import agreement, figure2, labels
 
     study = Study.objects.get(pk=study_id)
     start = time.perf_counter()
     arrays = study_arrays(study=study)
     loaded = time.perf_counter()
-    grid = computations.rating_grid(arrays)
-    computations.figure2(arrays, grid)
-    computations.coverage(arrays, grid)
-    computations.agreement(arrays, grid)
+    grid = labels.rating_grid(arrays)
+    figure2.figure2(arrays, grid)
+    figure2.coverage(arrays, grid)
+    agreement.agreement(arrays, grid)
     done = time.perf_counter()
     return {"load": loaded - start, "compute": done - loaded, "total": done - start}
 
@@ -281,7 +281,7 @@ def _peak_rss_kib() -> int:
 def export_child(study_id: int, layers: str) -> None:
     """In a child process: stream the JSONL export to nowhere, print the peak RSS."""
     from annotate.models import Study
-    from reports.services import export_jsonl
+    from reports.exports import export_jsonl
 
     study = Study.objects.get(pk=study_id)
     chosen = [int(x) for x in layers.split(",")] if layers else None

@@ -275,8 +275,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "AnnotationStatusEnum": "annotate.models.Annotation.Status",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",
-        "ValueAgreementReasonEnum": "reports.computations.REASONS",
-        "ValueAgreementVariantEnum": "reports.computations.VARIANTS",
+        "ValueAgreementReasonEnum": "reports.stats.value_agreement.REASONS",
+        "ValueAgreementVariantEnum": "reports.stats.value_agreement.VARIANTS",
     },
 }
 
@@ -322,6 +322,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 # Mining runs on GPU workers (queue ``gpu``); the demo's single worker consumes both.
 CELERY_TASK_ROUTES = {"mining.*": {"queue": "gpu"}}
+# A running export job whose worker sent no heartbeat for this long lost its worker
+# (killed): it is marked failed, and its partial file is never offered.
+EXPORT_STALE_SECONDS = _env_int("FFKV_EXPORT_STALE_SECONDS", 300)
 
 # Every line carries the id of the request it was written in (config/logging.py).
 # json: one object a line, for a log collector (the production default); text: for

@@ -4,6 +4,7 @@ upload of a JSONL file into a new study."""
 
 from __future__ import annotations
 
+import base64
 import tempfile
 from typing import Any, cast
 
@@ -21,19 +22,20 @@ from rest_framework.views import APIView
 
 from annotate.api_errors import printable
 from annotate.apis.common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer
+from annotate.limits import MAX_LAYER, MAX_LIST
 from annotate.models import Key, Study
 from annotate.permissions import IsAdmin
 
-from . import computations, services
+from . import exports, jobs
 from .imports import ImportFileError, study_import
 from .models import ExportJob
+from .report import REPORT_CSV_COLUMNS, report_build, report_csv
 from .selectors import ReportFilter, export_job_get, study_annotator_names
+from .stats.value_agreement import REASONS, VARIANTS
 
 NOT_A_LIST = "Give a comma-separated list."
 NOT_ANNOTATOR = "{names} annotated no key of this study."
 LAYERS_EMPTY = "The study has no keys in layer(s): {layers}."
-MAX_LIST = 1_000
-MAX_LAYER = 10_000
 
 _ERRORS = {400: OpenApiTypes.OBJECT, 403: ErrorSerializer, 404: ErrorSerializer}
 
@@ -269,7 +271,7 @@ class RateSerializer(serializers.Serializer):
 class _NotApplicable(serializers.Serializer):
     applicable = serializers.BooleanField(help_text="False where §4 gives no rate here.")
     reason = serializers.ChoiceField(
-        choices=computations.REASONS,
+        choices=REASONS,
         allow_null=True,
         help_text="Why not applicable (null where applicable): encoder (encoders have no "
         "next token), not_counted (the mining pass did not count every key: an imported or "
@@ -329,7 +331,7 @@ class ValueAgreementEveryKeySerializer(_NotApplicable):
     format = serializers.CharField(allow_null=True)
     final_norm = serializers.CharField(allow_null=True, help_text="The final norm's module.")
     variants = serializers.ListField(
-        child=serializers.ChoiceField(choices=computations.VARIANTS),
+        child=serializers.ChoiceField(choices=VARIANTS),
         help_text="The variants counted, in order.",
     )
     layers = ValueAgreementEveryKeyRowSerializer(many=True)
@@ -385,7 +387,7 @@ class ReportApi(ReportsApi):
     @extend_schema(parameters=[ReportQuerySerializer], responses={200: OutputSerializer, **_ERRORS})
     def get(self, request: Request, study_id: int) -> Response:
         study = _study_or_404(study_id)
-        report = services.report_build(study=study, flt=_report_filter(request, study))
+        report = report_build(study=study, flt=_report_filter(request, study))
         return Response(self.OutputSerializer(report).data)
 
 
@@ -395,16 +397,16 @@ class ReportCsvApi(ReportsApi):
         responses={
             (200, "text/csv"): OpenApiResponse(
                 response=OpenApiTypes.STR,
-                description="One number per row: " + ",".join(services.REPORT_CSV_COLUMNS),
+                description="One number per row: " + ",".join(REPORT_CSV_COLUMNS),
             ),
             **_ERRORS,
         },
     )
     def get(self, request: Request, study_id: int) -> HttpResponse:
         study = _study_or_404(study_id)
-        report = services.report_build(study=study, flt=_report_filter(request, study))
-        response = HttpResponse(services.report_csv(report), content_type="text/csv; charset=utf-8")
-        name = services.export_filename(study=study, fmt="csv").removesuffix(".csv")
+        report = report_build(study=study, flt=_report_filter(request, study))
+        response = HttpResponse(report_csv(report), content_type="text/csv; charset=utf-8")
+        name = exports.export_filename(study=study, fmt="csv").removesuffix(".csv")
         response["Content-Disposition"] = f'attachment; filename="{name}-report.csv"'
         return response
 
@@ -414,7 +416,7 @@ class ReportCsvApi(ReportsApi):
 
 @extend_schema_serializer(component_name="StudyExportQuery")
 class ExportQuerySerializer(serializers.Serializer):
-    format = serializers.ChoiceField(choices=services.FORMATS, help_text="The file format.")
+    format = serializers.ChoiceField(choices=exports.FORMATS, help_text="The file format.")
     layers = _layers_field("Only these layers (from 1), comma-separated (default: all).")
 
 
@@ -443,20 +445,20 @@ class StudyExportApi(ReportsApi):
         fmt = query.validated_data["format"]
         layers = query.validated_data.get("layers")
         _check_layers(study, layers)
-        filename = services.export_filename(study=study, fmt=fmt)
+        filename = exports.export_filename(study=study, fmt=fmt)
         response: HttpResponse | StreamingHttpResponse | FileResponse
         if fmt == "parquet":
             # Parquet's footer comes last: build the file on disk chunk by chunk, then
             # stream it; the anonymous temporary file vanishes when the response closes.
             tmp = tempfile.TemporaryFile()  # noqa: SIM115 (FileResponse closes it)
-            services.export_parquet(study=study, sink=tmp, layers=layers)
+            exports.export_parquet(study=study, sink=tmp, layers=layers)
             tmp.seek(0)
-            response = FileResponse(tmp, content_type=services.CONTENT_TYPES[fmt])
+            response = FileResponse(tmp, content_type=exports.CONTENT_TYPES[fmt])
         else:
-            writer = services.export_jsonl if fmt == "jsonl" else services.export_csv
+            writer = exports.export_jsonl if fmt == "jsonl" else exports.export_csv
             response = StreamingHttpResponse(
                 (text.encode("utf-8") for text in writer(study=study, layers=layers)),
-                content_type=services.CONTENT_TYPES[fmt] + "; charset=utf-8",
+                content_type=exports.CONTENT_TYPES[fmt] + "; charset=utf-8",
             )
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return cast(HttpResponse, response)
@@ -466,7 +468,7 @@ class StudyExportApi(ReportsApi):
 class ExportJobOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     study_id = serializers.IntegerField()
-    format = serializers.ChoiceField(choices=services.FORMATS)
+    format = serializers.ChoiceField(choices=exports.FORMATS)
     status = serializers.ChoiceField(choices=ExportJob.Status.choices)
     progress = serializers.FloatField(help_text="0..1.")
     keys_done = serializers.IntegerField()
@@ -493,14 +495,14 @@ def _job_or_404(job_id: int) -> ExportJob:
 class ExportJobCreateApi(ReportsApi):
     @extend_schema_serializer(component_name="ExportJobCreate")
     class InputSerializer(serializers.Serializer):
-        format = serializers.ChoiceField(choices=services.FORMATS)
+        format = serializers.ChoiceField(choices=exports.FORMATS)
 
     @extend_schema(request=InputSerializer, responses={201: ExportJobOutputSerializer, **_ERRORS})
     def post(self, request: Request, study_id: int) -> Response:
         study = _study_or_404(study_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        job = services.export_job_create(
+        job = jobs.export_job_create(
             study=study, fmt=serializer.validated_data["format"], created_by=request.user
         )
         return Response(ExportJobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
@@ -511,17 +513,18 @@ class ExportJobDetailApi(ReportsApi):
         responses={200: ExportJobOutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
     )
     def get(self, request: Request, job_id: int) -> Response:
-        return Response(ExportJobOutputSerializer(_job_or_404(job_id)).data)
+        job = jobs.export_job_fail_if_stale(job=_job_or_404(job_id))
+        return Response(ExportJobOutputSerializer(job).data)
 
 
 class ExportJobDownloadApi(ReportsApi):
     @extend_schema(
         responses={
             **{
-                (200, services.CONTENT_TYPES[fmt]): OpenApiResponse(
+                (200, exports.CONTENT_TYPES[fmt]): OpenApiResponse(
                     response=OpenApiTypes.BINARY, description="The export's file, in its format."
                 )
-                for fmt in services.FORMATS
+                for fmt in exports.FORMATS
             },
             403: ErrorSerializer,
             404: ErrorSerializer,
@@ -530,20 +533,24 @@ class ExportJobDownloadApi(ReportsApi):
     )
     def get(self, request: Request, job_id: int) -> HttpResponse:
         job = _job_or_404(job_id)
-        if job.status != ExportJob.Status.DONE:
+        try:
+            path = jobs.export_job_file(job=job)
+        except jobs.ExportUnavailable as exc:
+            if not exc.conflict:
+                raise exceptions.NotFound(exc.message) from exc
             return cast(
-                HttpResponse,
-                Response({"detail": services.EXPORT_NOT_FINISHED}, status=status.HTTP_409_CONFLICT),
+                HttpResponse, Response({"detail": exc.message}, status=status.HTTP_409_CONFLICT)
             )
-        path = services.export_job_path(job)
-        if path is None or not path.is_file():
-            raise exceptions.NotFound(services.EXPORT_FILE_MISSING)
         response = FileResponse(
             path.open("rb"),
             as_attachment=True,
-            filename=services.export_filename(study=job.study, fmt=job.format),
-            content_type=services.CONTENT_TYPES[job.format],
+            filename=exports.export_filename(study=job.study, fmt=job.format),
+            content_type=exports.CONTENT_TYPES[job.format],
         )
+        if job.file_sha256:
+            # RFC 9530: the client can check that it received the file the job completed.
+            digest = base64.b64encode(bytes.fromhex(job.file_sha256)).decode("ascii")
+            response["Repr-Digest"] = f"sha-256=:{digest}:"
         return cast(HttpResponse, response)
 
 

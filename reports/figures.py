@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from .computations import LABEL_KEYS, LABELS
+from .stats.labels import LABEL_KEYS, LABELS
 
 # One colour per label, in LABELS order; not-covered is grey so that the covered share
 # reads as the coloured height of each bar.

@@ -23,38 +23,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.utils import timezone
 
-from annotate.apis.common import MAX_DESCRIPTION
-from annotate.db import analyze
-from annotate.models import (
-    Annotation,
-    AnnotationEvent,
-    Assignment,
-    AssignmentKey,
-    Batch,
-    Key,
-    Pattern,
-    Study,
-    TriggerPrefix,
-)
+from annotate.imports import ImportedStudy, ImportFileError, ImportResult, study_create_imported
+from annotate.limits import MAX_DESCRIPTION
+from annotate.models import Annotation, Pattern, Study
 from annotate.selectors import LABELS, label_for_kinds
-from annotate.services import PATTERN_MIN_PREFIXES, ServiceError, user_create_annotator
+from annotate.services import PATTERN_MIN_PREFIXES
+
+__all__ = ["ImportFileError", "ImportResult", "study_import"]
 
 SCHEMA = "ffkv.annotations/v1"
 MAX_ERRORS = 20
-WRITE_CHUNK = 500
 MAX_INT = 2**31 - 1
-IMPORT_BATCH_NAME = "imported"
-# annotate.models.TriggerPrefix.next_token_id: -1 is the end of the sentence (and, in an
-# import, any next token: the file carries no ids); -2 is unknown (a cut sentence, whose
-# next_token the export writes as null).
-NEXT_TOKEN_ID_NONE = -1
-NEXT_TOKEN_UNKNOWN = -2
 
 NOT_JSON = "line {line}: not valid JSON"
 NESTED_TOO_DEEPLY = "line {line}: not valid JSON (nested too deeply)"
@@ -103,29 +85,11 @@ _STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
 _PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
 
 
-class ImportFileError(ServiceError):
-    """The file cannot be imported; ``errors`` lists what is wrong, line by line."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__(errors[0])
-        self.errors = errors
-
-
 class _LineError(Exception):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
         self.message = message
-
-
-@dataclass
-class ImportResult:
-    study: Study
-    keys: int = 0
-    prefixes: int = 0
-    annotations: int = 0
-    patterns: int = 0
-    users_created: list[str] = field(default_factory=list)
 
 
 # --- validation -------------------------------------------------------------------------
@@ -344,7 +308,8 @@ def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str 
 class _Summary:
     header: dict[str, Any] | None = None
     keys: int = 0
-    annotators: set[str] = field(default_factory=set)
+    # username -> (line, field) where it first appears
+    annotators: dict[str, tuple[int, str]] = field(default_factory=dict)
     max_layer: int = 0
     max_index: int = 0
     max_rank: int = 0
@@ -373,7 +338,10 @@ def _validate_file(file: IO[bytes]) -> _Summary:
             else:
                 seen[key] = number
                 summary.keys += 1
-                summary.annotators.update(a["annotator"] for a in record["annotations"])
+                for a, ann in enumerate(record["annotations"]):
+                    summary.annotators.setdefault(
+                        ann["annotator"], (number, f"annotations[{a}].annotator")
+                    )
                 summary.max_layer = max(summary.max_layer, key[0])
                 summary.max_index = max(summary.max_index, key[1])
                 summary.max_rank = max(summary.max_rank, len(record["prefixes"]))
@@ -392,140 +360,22 @@ def _validate_file(file: IO[bytes]) -> _Summary:
 # --- writing ----------------------------------------------------------------------------
 
 
-def _suffix(prefix: dict[str, Any]) -> str:
-    # Not in the v1 contract: the rest of the sentence after the prefix, where the
-    # prefix is the sentence's start (always so for causal models).
-    sentence, text = prefix["sentence"], prefix["text"]
-    return sentence[len(text) :] if sentence.startswith(text) else ""
-
-
-def _write_chunk(
-    study: Study,
-    records: list[dict[str, Any]],
-    users: dict[str, Any],
-    assignments: dict[str, Assignment],
-    batch: Batch,
-    actor: Any,
-    result: ImportResult,
-) -> None:
-    keys = Key.objects.bulk_create(
-        [
-            Key(
-                study=study,
-                layer=r["key"]["layer"],
-                index=r["key"]["index"],
-                value_top_tokens=r["key"]["value_top_tokens"],
-            )
-            for r in records
-        ]
-    )
-    prefix_objs = [
-        TriggerPrefix(
-            key=key,
-            rank=p["rank"],
-            coefficient=p["coefficient"],
-            text=p["text"],
-            trigger_token=p["trigger_token"],
-            trigger_token_id=-1,
-            next_token=p["next_token"],
-            # The file has no token ids; a null next token (cut sentence) stays unknown.
-            next_token_id=(NEXT_TOKEN_UNKNOWN if p["next_token"] is None else NEXT_TOKEN_ID_NONE),
-            suffix=_suffix(p),
-            sentence=p["sentence"],
-            sentence_index=p["sentence_index"],
-            position=p["position"],
-        )
-        for key, r in zip(keys, records, strict=True)
-        for p in r["prefixes"]
-    ]
-    TriggerPrefix.objects.bulk_create(prefix_objs)
-    prefix_id = {(p.key_id, p.rank): p.pk for p in prefix_objs}
-    Batch.keys.through.objects.bulk_create(
-        [Batch.keys.through(batch_id=batch.pk, key_id=key.pk) for key in keys]
-    )
-
-    now = timezone.now()
-    ann_objs: list[Annotation] = []
-    ann_patterns: list[list[dict[str, Any]]] = []
-    for key, r in zip(keys, records, strict=True):
-        for a in r["annotations"]:
-            submitted = a["status"] == Annotation.Status.SUBMITTED
-            ann_objs.append(
-                Annotation(
-                    key=key,
-                    annotator=users[a["annotator"]],
-                    status=a["status"],
-                    submitted_at=now if submitted else None,
-                )
-            )
-            ann_patterns.append(a["patterns"])
-    Annotation.objects.bulk_create(ann_objs)
-    AssignmentKey.objects.bulk_create(
-        [
-            AssignmentKey(assignment=assignments[ann.annotator.get_username()], key_id=ann.key_id)
-            for ann in ann_objs
-        ]
-    )
-    pattern_objs = [
-        Pattern(annotation=ann, description=p["description"], kind=p["kind"], order=order)
-        for ann, patterns in zip(ann_objs, ann_patterns, strict=True)
-        for order, p in enumerate(patterns)
-    ]
-    Pattern.objects.bulk_create(pattern_objs)
-    through = Pattern.prefixes.through
-    specs = [p for patterns in ann_patterns for p in patterns]
-    through.objects.bulk_create(
-        [
-            through(pattern_id=obj.pk, triggerprefix_id=prefix_id[(obj.annotation.key_id, rank)])
-            for obj, spec in zip(pattern_objs, specs, strict=True)
-            for rank in spec["prefix_ranks"]
-        ],
-        batch_size=5000,
-    )
-    # The audit trail starts with the import: one "create" event per annotation whose
-    # state after is the imported one (annotate.services.annotation_state's shape).
-    by_ann: dict[int, list[dict[str, Any]]] = {}
-    for obj, spec in zip(pattern_objs, specs, strict=True):
-        by_ann.setdefault(obj.annotation.pk, []).append(
-            {
-                "id": obj.pk,
-                "description": spec["description"],
-                "kind": spec["kind"],
-                "prefix_ranks": spec["prefix_ranks"],
-                "client_id": None,
-            }
-        )
-    AnnotationEvent.objects.bulk_create(
-        [
-            AnnotationEvent(
-                annotation=ann,
-                actor=actor,
-                action=AnnotationEvent.Action.CREATE,
-                before=None,
-                after={
-                    "annotator": ann.annotator.get_username(),
-                    "status": ann.status,
-                    "note": "",
-                    "version": ann.version,
-                    "patterns": by_ann.get(ann.pk, []),
-                },
-            )
-            for ann in ann_objs
-        ]
-    )
-    result.keys += len(keys)
-    result.prefixes += len(prefix_objs)
-    result.annotations += len(ann_objs)
-    result.patterns += len(pattern_objs)
+def _validated_records(file: IO[bytes]) -> Iterator[dict[str, Any]]:
+    """The second pass: every record again, now known to be valid."""
+    for _, record, error in _records(file):
+        if error is not None or record is None:  # the file changed between the passes
+            raise ImportFileError([error or EMPTY_FILE])
+        yield record
 
 
 def study_import(
     *, file: IO[bytes], study_name: str | None = None, created_by: Any = None
 ) -> ImportResult:
     """Load a JSONL export into a new study (DESIGN §6). ``file`` must be seekable: it is
-    read twice (validate, then write). Annotators that do not exist become inactive
-    annotator accounts with unusable passwords; the imported keys form one batch,
-    ``imported``, assigned to each annotator for the keys they annotated."""
+    read twice (validate, then write through ``annotate.imports.study_create_imported``).
+    Annotators that do not exist become inactive annotator accounts with unusable
+    passwords; an existing account that is not an annotator is an error; the imported keys
+    form one batch, ``imported``, assigned to each annotator for the keys they annotated."""
     summary = _validate_file(file)
     assert summary.header is not None
     name = study_name if study_name is not None else summary.header["name"]
@@ -534,46 +384,18 @@ def study_import(
     if Study.objects.filter(name=name).exists():
         raise ImportFileError([STUDY_NAME_TAKEN.format(name=name)])
     file.seek(0)
-    with transaction.atomic():
-        header = summary.header
-        study = Study.objects.create(
+    header = summary.header
+    return study_create_imported(
+        header=ImportedStudy(
             name=name,
-            model_name=header["model"],
+            model=header["model"],
             corpus=header["corpus"],
             top_k=header["top_k"],
             seed=header["seed"],
             n_layers=summary.max_layer,
             d_ff=summary.max_index + 1,
-            created_by=created_by if getattr(created_by, "pk", None) else None,
-        )
-        result = ImportResult(study=study)
-        existing = {
-            u.get_username(): u
-            for u in get_user_model().objects.filter(username__in=sorted(summary.annotators))
-        }
-        users: dict[str, Any] = dict(existing)
-        for username in sorted(summary.annotators - set(existing)):
-            users[username] = user_create_annotator(
-                username=username, password=None, is_active=False
-            )
-            result.users_created.append(username)
-        batch = Batch.objects.create(
-            study=study, name=IMPORT_BATCH_NAME, created_by=study.created_by
-        )
-        assignments = {
-            username: Assignment.objects.create(batch=batch, annotator=user)
-            for username, user in sorted(users.items())
-        }
-        actor = study.created_by
-        chunk: list[dict[str, Any]] = []
-        for _, record, error in _records(file):
-            if error is not None or record is None:  # the file changed between the passes
-                raise ImportFileError([error or EMPTY_FILE])
-            chunk.append(record)
-            if len(chunk) >= WRITE_CHUNK:
-                _write_chunk(study, chunk, users, assignments, batch, actor, result)
-                chunk = []
-        if chunk:
-            _write_chunk(study, chunk, users, assignments, batch, actor, result)
-        analyze(Key, TriggerPrefix, Annotation, Pattern, Pattern.prefixes.through)
-    return result
+        ),
+        annotators=summary.annotators,
+        records=_validated_records(file),
+        created_by=created_by,
+    )

@@ -10,7 +10,10 @@ from annotate.models import Study
 
 class ExportJob(models.Model):
     """One export of a study in one format. ``file_path`` is relative to
-    ``settings.DATA_DIR / "exports"`` and set once the file is complete."""
+    ``settings.DATA_DIR / "exports"`` and set once the file is complete, with the
+    ``file_size`` and ``file_sha256`` it was completed with. A running job's worker
+    touches ``heartbeat_at`` after every chunk of keys: a job that stays running without
+    it lost its worker (``reports.jobs.export_job_fail_if_stale``)."""
 
     class Format(models.TextChoices):
         JSONL = "jsonl", "jsonl"
@@ -37,6 +40,10 @@ class ExportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0, help_text="Runs started (redeliveries).")
+    file_size = models.BigIntegerField(null=True, blank=True)
+    file_sha256 = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -5,7 +5,7 @@ returns integer columns read straight into numpy arrays (on PostgreSQL as one bi
 array per column), never model instances. ``export_chunks`` costs a fixed number of
 queries per chunk of keys and holds one chunk at a time.
 Labels are derived from patterns exactly as ``annotate.selectors`` derives them
-(``reports.computations.LABEL_OF_BITS`` for arrays, ``prefix_labels`` for records).
+(``reports.stats.labels.LABEL_OF_BITS`` for arrays, ``prefix_labels`` for records).
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ from django.db.models.functions import Cast, Coalesce
 from annotate.models import Annotation, Key, Pattern, Study, TriggerPrefix
 from annotate.selectors import PatternView, prefix_labels
 
-from .computations import PERTURBATIONS, StudyArrays, empty_int, masks_from_ranks, n_words
 from .models import ExportJob
+from .stats.arrays import StudyArrays, empty_int
+from .stats.labels import masks_from_ranks, n_words
+from .stats.perturbation import PERTURBATIONS
 
 EXPORT_CHUNK = 500
 
@@ -91,7 +93,7 @@ def study_annotator_names(*, study: Study) -> list[str]:
 
 
 def study_arrays(*, study: Study, flt: ReportFilter | None = None) -> StudyArrays:
-    """The study as arrays for ``reports.computations``. Seven queries whatever its size
+    """The study as arrays for ``reports.stats``. Seven queries whatever its size
     (an eighth only where a key's prefix ids are not in rank order, see
     ``_pattern_masks``)."""
     flt = flt or ReportFilter()

@@ -13,8 +13,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotate.models import Study
+from config.celery import app as celery_app
+from reports.exports import export_jsonl
 from reports.models import ExportJob
-from reports.services import export_jsonl
 from reports.tasks import export_study
 from tests.conftest import client_for
 
@@ -186,17 +187,22 @@ def test_a_bad_export_format_is_400(hand_study, carol, query):
     assert response["Content-Type"] == "application/json"
 
 
-def test_an_export_job_runs_and_its_file_downloads(hand_study, carol, settings, tmp_path):
+def test_an_export_job_runs_and_its_file_downloads(
+    hand_study, carol, settings, tmp_path, django_capture_on_commit_callbacks
+):
     settings.DATA_DIR = tmp_path
     client = client_for(carol)
-    with mock.patch("reports.tasks.export_study.delay") as delay:
+    with (
+        mock.patch.object(celery_app, "send_task") as send,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
         response = client.post(
             f"/api/admin/studies/{hand_study.pk}/exports/", {"format": "jsonl"}, format="json"
         )
     assert response.status_code == 201, response.content
     job = response.json()
     assert (job["status"], job["progress"], job["download_url"]) == ("queued", 0.0, None)
-    delay.assert_called_once_with(job["id"])
+    send.assert_called_once_with(export_study.name, args=[job["id"]])
     assert client.get(f"/api/admin/exports/{job['id']}/download").status_code == 409
 
     export_study(job["id"])  # what the worker runs, in this process
@@ -211,8 +217,8 @@ def test_an_export_job_runs_and_its_file_downloads(hand_study, carol, settings, 
     assert 'filename="hand-study.jsonl"' in download["Content-Disposition"]
 
 
-def test_an_export_job_that_fails_says_why(hand_study, settings, tmp_path, monkeypatch):
-    from reports import services
+def test_an_export_job_that_fails_says_why(hand_study, carol, settings, tmp_path, monkeypatch):
+    from reports import jobs
 
     settings.DATA_DIR = tmp_path
     job = ExportJob.objects.create(study=hand_study, format="csv")
@@ -220,10 +226,13 @@ def test_an_export_job_that_fails_says_why(hand_study, settings, tmp_path, monke
     def broken(**kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(services, "export_to_file", broken)
+    monkeypatch.setattr(jobs, "export_to_file", broken)
     export_study(job.pk)
     job.refresh_from_db()
     assert (job.status, job.error) == ("failed", "disk full")
+    download = client_for(carol).get(f"/api/admin/exports/{job.pk}/download")
+    assert download.status_code == 409
+    assert download.json() == {"detail": "This export failed: disk full"}
 
 
 def test_an_export_job_needs_a_known_format(hand_study, carol):
@@ -326,12 +335,13 @@ def test_an_export_job_with_a_lone_surrogate_for_format_is_a_400(hand_study, car
     assert not ExportJob.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)  # the request commits: its task is sent then
 def test_an_export_job_with_the_queue_down_is_a_503_and_fails(hand_study, carol):
     from kombu.exceptions import OperationalError
 
     from reports.models import ExportJob
 
-    with mock.patch("reports.tasks.export_study.delay", side_effect=OperationalError("down")):
+    with mock.patch.object(celery_app, "send_task", side_effect=OperationalError("down")):
         response = client_for(carol).post(
             f"/api/admin/studies/{hand_study.pk}/exports/", {"format": "csv"}, format="json"
         )

@@ -1,16 +1,23 @@
 """``study_arrays`` against the ORM read plainly, whichever way the patterns' ranks are
 read (the folded words of dense keys, or the (pattern, rank) rows for the rest), and the
-computations' shortcuts (unit codes, float32 bootstrap products) against their plain
+statistics' shortcuts (unit codes, float32 bootstrap products) against their plain
 forms."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from annotate.models import Annotation, Key, Pattern, TriggerPrefix
-from reports import computations as c
 from reports.selectors import ReportFilter, study_arrays
+from reports.stats import bootstrap
+from reports.stats import labels as stats_labels
+from reports.stats.agreement import key_stats, unit_stats
+from reports.stats.arrays import StudyArrays
+from reports.stats.bootstrap import bootstrap_sums, exact_dtype
+from reports.stats.figure2 import majority_counts
+from reports.stats.labels import KIND_BITS, n_words, unit_codes
 from tests.factories import (
     AnnotationFactory,
     KeyFactory,
@@ -46,7 +53,7 @@ def _reference(study, flt: ReportFilter) -> dict[str, object]:
     ]
     ann_pos = {a.pk: i for i, a in enumerate(annotations)}
     patterns = [p for p in Pattern.objects.order_by("id") if p.annotation_id in ann_pos]
-    masks = np.zeros((len(patterns), c.n_words(n_ranks)), dtype=np.uint64)
+    masks = np.zeros((len(patterns), n_words(n_ranks)), dtype=np.uint64)
     for i, pattern in enumerate(patterns):
         for prefix in pattern.prefixes.all():
             bit = prefix.rank - 1
@@ -58,12 +65,12 @@ def _reference(study, flt: ReportFilter) -> dict[str, object]:
         "top1_next_id": top1[:, 1],
         "ann_key": np.array([key_pos[a.key_id] for a in annotations], dtype=np.int64),
         "pat_ann": np.array([ann_pos[p.annotation_id] for p in patterns], dtype=np.int64),
-        "pat_kind": np.array([c.KIND_BITS[p.kind] for p in patterns], dtype=np.uint8),
+        "pat_kind": np.array([KIND_BITS[p.kind] for p in patterns], dtype=np.uint8),
         "pat_mask": masks,
     }
 
 
-def _assert_matches(study, flt: ReportFilter | None = None) -> c.StudyArrays:
+def _assert_matches(study, flt: ReportFilter | None = None) -> StudyArrays:
     flt = flt or ReportFilter()
     arrays = study_arrays(study=study, flt=flt)
     for name, expected in _reference(study, flt).items():
@@ -158,7 +165,7 @@ def test_a_study_without_annotations_or_keys():
     assert _assert_matches(unannotated).ann_key.size == 0
 
 
-# --- the computations' shortcuts ----------------------------------------------------------
+# --- the statistics' shortcuts ------------------------------------------------------------
 
 
 def _random_grid(n_coders: int, n_values: int, seed: int) -> np.ndarray:
@@ -173,9 +180,9 @@ def _random_grid(n_coders: int, n_values: int, seed: int) -> np.ndarray:
 @pytest.mark.parametrize("n_values", [2, 4])
 def test_key_stats_by_unit_code_equal_the_unit_by_unit_sums(n_coders, n_values):
     grid = _random_grid(n_coders, n_values, seed=n_coders * 10 + n_values)
-    assert c.unit_codes(grid, n_values) is not None
-    by_code, layout = c.key_stats(grid, n_values)
-    by_unit, same_layout = c.unit_stats(grid, n_values)
+    assert unit_codes(grid, n_values) is not None
+    by_code, layout = key_stats(grid, n_values)
+    by_unit, same_layout = unit_stats(grid, n_values)
     assert layout == same_layout
     if n_coders <= 3:  # integers and halves: exact
         assert np.array_equal(by_code, by_unit)
@@ -187,27 +194,38 @@ def test_key_stats_by_unit_code_equal_the_unit_by_unit_sums(n_coders, n_values):
 def test_majority_counts_by_unit_code_equal_the_unit_by_unit_counts(n_coders, monkeypatch):
     grid = _random_grid(n_coders, 4, seed=n_coders)
     layer_pos = np.arange(grid.shape[1]) % 3
-    by_code = c._majority_counts(grid, layer_pos, 3, 4)
-    monkeypatch.setattr(c, "MAX_CODES", 0)
-    assert c.unit_codes(grid, 4) is None
-    by_unit = c._majority_counts(grid, layer_pos, 3, 4)
+    by_code = majority_counts(grid, layer_pos, 3, 4)
+    monkeypatch.setattr(stats_labels, "MAX_CODES", 0)
+    assert unit_codes(grid, 4) is None
+    by_unit = majority_counts(grid, layer_pos, 3, 4)
     for a, b in zip(by_code, by_unit, strict=True):
         assert np.array_equal(a, b)
 
 
 def test_the_bootstrap_in_float32_equals_it_in_float64(monkeypatch):
     grid = _random_grid(3, 4, seed=7)
-    stats, _ = c.key_stats(grid, 4)
+    stats, _ = key_stats(grid, 4)
     strata = np.arange(stats.shape[0]) % 4
-    assert c._exact_dtype(stats, stats.shape[0]) is np.float32
-    fast = c._bootstrap_sums(stats, strata, 4, 120, seed=3)
-    monkeypatch.setattr(c, "_exact_dtype", lambda rows, n: np.float64)
-    assert np.array_equal(fast, c._bootstrap_sums(stats, strata, 4, 120, seed=3))
+    assert exact_dtype(stats, stats.shape[0]) is np.float32
+    fast = bootstrap_sums(stats, strata, 4, 120, seed=3)
+    monkeypatch.setattr(bootstrap, "exact_dtype", lambda rows, n: np.float64)
+    assert np.array_equal(fast, bootstrap_sums(stats, strata, 4, 120, seed=3))
 
 
 def test_float32_is_used_only_where_its_sums_are_exact():
     halves = np.array([[0.5, 3.0], [2.0, 1.5]])
-    assert c._exact_dtype(halves, 2) is np.float32
-    assert c._exact_dtype(halves, 2**23) is np.float64  # 2^23 draws × 3 in halves ≥ 2^24
-    assert c._exact_dtype(np.array([[1 / 3]]), 2) is np.float64
-    assert c._exact_dtype(np.array([[-1.0]]), 2) is np.float64
+    assert exact_dtype(halves, 2) is np.float32
+    assert exact_dtype(halves, 2**23) is np.float64  # 2^23 draws × 3 in halves ≥ 2^24
+    assert exact_dtype(np.array([[1 / 3]]), 2) is np.float64
+    assert exact_dtype(np.array([[-1.0]]), 2) is np.float64
+
+
+def test_the_bootstrap_runs_blas_on_one_thread_and_gives_the_threads_back():
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    assert blas_threads(), "numpy's BLAS is not found"
+    with threadpool_limits(limits=2, user_api="blas"):
+        with bootstrap.one_blas_thread():
+            assert set(blas_threads()) == {1}
+        assert set(blas_threads()) == {2}

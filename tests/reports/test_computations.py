@@ -13,7 +13,23 @@ import pytest
 
 from annotate.selectors import LABELS as ANNOTATE_LABELS
 from annotate.selectors import label_for_kinds
-from reports import computations as c
+from reports.stats.agreement import agreement, cohen_kappa, fleiss_kappa, krippendorff_alpha_nominal
+from reports.stats.arrays import StudyArrays, empty_int
+from reports.stats.figure2 import figure2
+from reports.stats.labels import (
+    KIND_BITS,
+    KINDS,
+    LABEL_OF_BITS,
+    LABELS,
+    masks_from_ranks,
+    rating_grid,
+)
+from reports.stats.patterns import best_match_jaccard
+from reports.stats.value_agreement import (
+    value_agreement,
+    value_agreement_every_key,
+    wilson_interval,
+)
 
 nan = np.nan
 
@@ -32,7 +48,7 @@ def test_krippendorff_alpha_of_the_2011_nominal_example_is_0_743():
     data, expected = textbook_table("krippendorff-2011-nominal.json")
     assert data.shape == (4, 12)
     assert expected["krippendorff_alpha_nominal"] == 0.743
-    assert round(c.krippendorff_alpha_nominal(data - 1), 3) == 0.743
+    assert round(krippendorff_alpha_nominal(data - 1), 3) == 0.743
     # The maintained package agrees on the same table.
     assert round(krippendorff.alpha(data, level_of_measurement="nominal"), 3) == 0.743
 
@@ -45,7 +61,7 @@ def test_fleiss_kappa_of_the_worked_example_is_0_210():
     # The category shares the source prints: a mistyped cell shows here first.
     assert (counts.sum(axis=0) / counts.sum()).round(3).tolist() == expected["p_j"]
     assert expected["fleiss_kappa"] == 0.210
-    assert round(c.fleiss_kappa(counts), 3) == 0.210
+    assert round(fleiss_kappa(counts), 3) == 0.210
 
 
 def test_cohen_kappa_of_a_hand_example():
@@ -53,12 +69,12 @@ def test_cohen_kappa_of_a_hand_example():
     # p_e = (5/8)² + (3/8)² = 34/64 and κ = (0.75 - 34/64) / (1 - 34/64) = 7/15.
     a = [0, 0, 1, 1, 0, 1, 0, 0]
     b = [0, 1, 1, 1, 0, 0, 0, 0]
-    assert c.cohen_kappa(a, b) == pytest.approx(7 / 15)
+    assert cohen_kappa(a, b) == pytest.approx(7 / 15)
 
 
 def test_cohen_kappa_of_identical_coders_is_one_and_of_constant_coders_undefined():
-    assert c.cohen_kappa([0, 1, 2, 1], [0, 1, 2, 1]) == pytest.approx(1.0)
-    assert np.isnan(c.cohen_kappa([1, 1, 1], [1, 1, 1], n_values=2))
+    assert cohen_kappa([0, 1, 2, 1], [0, 1, 2, 1]) == pytest.approx(1.0)
+    assert np.isnan(cohen_kappa([1, 1, 1], [1, 1, 1], n_values=2))
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -66,17 +82,17 @@ def test_alpha_from_sufficient_statistics_equals_the_krippendorff_package(seed):
     rng = np.random.default_rng(seed)
     data = rng.integers(0, 4, size=(5, 80)).astype(float)
     data[rng.random(data.shape) < 0.35] = nan
-    ours = c.krippendorff_alpha_nominal(data)
+    ours = krippendorff_alpha_nominal(data)
     theirs = krippendorff.alpha(data, value_domain=[0, 1, 2, 3], level_of_measurement="nominal")
     assert ours == pytest.approx(theirs, abs=1e-12)
 
 
 def test_the_label_of_every_set_of_kinds_is_annotates_label():
-    assert c.LABELS == ANNOTATE_LABELS
+    assert LABELS == ANNOTATE_LABELS
     for n in range(4):
-        for kinds in itertools.combinations(c.KINDS, n):
-            bits = sum(c.KIND_BITS[k] for k in kinds)
-            assert c.LABELS[c.LABEL_OF_BITS[bits]] == label_for_kinds(kinds)
+        for kinds in itertools.combinations(KINDS, n):
+            bits = sum(KIND_BITS[k] for k in kinds)
+            assert LABELS[LABEL_OF_BITS[bits]] == label_for_kinds(kinds)
 
 
 def _arrays(**overrides):
@@ -89,7 +105,7 @@ def _arrays(**overrides):
         "coders": ("a", "b"),
         "ann_key": np.array([0, 0]),
         "ann_coder": np.array([0, 1]),
-        "pat_ann": c.empty_int(),
+        "pat_ann": empty_int(),
         "pat_kind": np.zeros(0, dtype=np.uint8),
         "value_top_id": np.array([-1]),
         "top1_next_id": np.array([-1]),
@@ -97,12 +113,12 @@ def _arrays(**overrides):
         "vocab_size": 0,
         "perturbation": np.full((1, 3), nan),
     }
-    cov_pat = overrides.pop("cov_pat", c.empty_int())
-    cov_rank = overrides.pop("cov_rank", c.empty_int())
+    cov_pat = overrides.pop("cov_pat", empty_int())
+    cov_rank = overrides.pop("cov_rank", empty_int())
     base.update(overrides)
     n_ranks = base["prefix_exists"].shape[1]
-    base["pat_mask"] = c.masks_from_ranks(len(base["pat_ann"]), cov_pat, cov_rank, n_ranks)
-    return c.StudyArrays(**base)
+    base["pat_mask"] = masks_from_ranks(len(base["pat_ann"]), cov_pat, cov_rank, n_ranks)
+    return StudyArrays(**base)
 
 
 def test_a_majority_tie_splits_the_units_vote_between_the_tied_labels():
@@ -113,9 +129,9 @@ def test_a_majority_tie_splits_the_units_vote_between_the_tied_labels():
         cov_pat=np.array([0, 0, 0, 1, 1, 1]),
         cov_rank=np.array([1, 2, 3, 2, 3, 4]),
     )
-    grid = c.rating_grid(arrays)
+    grid = rating_grid(arrays)
     assert grid[:, 0].tolist() == [[0, 0, 0, 3], [3, 1, 1, 1]]
-    majority = c.figure2(arrays, grid)["majority"]["overall"]
+    majority = figure2(arrays, grid)["majority"]["overall"]
     # Every unit ties: rank 1 shallow|nc, 2-3 shallow|semantic, 4 nc|semantic.
     assert majority["ties"] == 4
     assert majority["counts"] == {
@@ -134,7 +150,7 @@ def test_best_match_jaccard_is_symmetric_over_both_coders_patterns():
         cov_pat=np.array([0, 0, 0, 1, 1, 1, 2, 2, 2]),
         cov_rank=np.array([1, 2, 3, 2, 3, 4, 1, 2, 3]),
     )
-    assert c.best_match_jaccard(arrays, 0, 1)[0] == pytest.approx(5 / 6)
+    assert best_match_jaccard(arrays, 0, 1)[0] == pytest.approx(5 / 6)
 
 
 def test_best_match_jaccard_is_zero_against_no_pattern_and_undefined_without_any():
@@ -144,8 +160,8 @@ def test_best_match_jaccard_is_zero_against_no_pattern_and_undefined_without_any
         cov_pat=np.array([0, 0, 0]),
         cov_rank=np.array([1, 2, 3]),
     )
-    assert c.best_match_jaccard(one_sided, 0, 1)[0] == 0.0
-    assert np.isnan(c.best_match_jaccard(_arrays(), 0, 1)[0])
+    assert best_match_jaccard(one_sided, 0, 1)[0] == 0.0
+    assert np.isnan(best_match_jaccard(_arrays(), 0, 1)[0])
 
 
 def test_the_bootstrap_is_seeded_and_its_interval_holds_the_estimate():
@@ -161,9 +177,9 @@ def test_the_bootstrap_is_seeded_and_its_interval_holds_the_estimate():
         key_index=np.arange(n_keys),
         prefix_exists=np.ones((n_keys, n_ranks), dtype=bool),
     )
-    first = c.agreement(arrays, grid, replicates=200, seed=1)
-    again = c.agreement(arrays, grid, replicates=200, seed=1)
-    other = c.agreement(arrays, grid, replicates=200, seed=2)
+    first = agreement(arrays, grid, replicates=200, seed=1)
+    again = agreement(arrays, grid, replicates=200, seed=1)
+    other = agreement(arrays, grid, replicates=200, seed=2)
     assert first == again
     assert first != other
     for row in [*first["labels"]["layers"], first["labels"]["overall"]]:
@@ -182,8 +198,8 @@ def test_value_agreement_never_matches_an_end_of_sentence():
         key_layer=np.array([1, 1, 1]),
         key_index=np.arange(3),
         prefix_exists=np.ones((3, 4), dtype=bool),
-        ann_key=c.empty_int(),
-        ann_coder=c.empty_int(),
+        ann_key=empty_int(),
+        ann_coder=empty_int(),
         coders=(),
         value_top_id=np.array([-1, 7, 9]),
         top1_next_id=np.array([-1, -1, 9]),
@@ -191,7 +207,7 @@ def test_value_agreement_never_matches_an_end_of_sentence():
         vocab_size=50_000,
         perturbation=np.full((3, 3), nan),
     )
-    va = c.value_agreement(arrays)
+    va = value_agreement(arrays)
     # Key 0's value is unknown; key 1's next token is the end of the sentence (-1), so only
     # its trigger matches; key 2 matches on the next token.
     overall = va["overall"]
@@ -207,8 +223,8 @@ def test_sampled_value_agreement_leaves_a_cut_sentence_out_of_the_next_token_rea
         key_layer=np.array([1, 1, 1, 2]),
         key_index=np.arange(4),
         prefix_exists=np.ones((4, 2), dtype=bool),
-        ann_key=c.empty_int(),
-        ann_coder=c.empty_int(),
+        ann_key=empty_int(),
+        ann_coder=empty_int(),
         coders=(),
         value_top_id=np.array([5, 6, 7, 8]),
         # Key 0 matches its next token; keys 1 and 3 end a cut sentence (-2: unknown).
@@ -217,7 +233,7 @@ def test_sampled_value_agreement_leaves_a_cut_sentence_out_of_the_next_token_rea
         vocab_size=10,
         perturbation=np.full((4, 3), nan),
     )
-    va = c.value_agreement(arrays)
+    va = value_agreement(arrays)
     layer1, layer2 = va["layers"]
     assert layer1["next_unknown"] == 1
     assert (layer1["next_token"]["matches"], layer1["next_token"]["n"]) == (1, 2)
@@ -239,8 +255,8 @@ def test_an_encoder_has_no_sampled_value_agreement():
         key_layer=np.array([1]),
         key_index=np.arange(1),
         prefix_exists=np.ones((1, 1), dtype=bool),
-        ann_key=c.empty_int(),
-        ann_coder=c.empty_int(),
+        ann_key=empty_int(),
+        ann_coder=empty_int(),
         coders=(),
         value_top_id=np.array([5]),
         top1_next_id=np.array([5]),
@@ -248,7 +264,7 @@ def test_an_encoder_has_no_sampled_value_agreement():
         vocab_size=10,
         perturbation=np.full((1, 3), nan),
     )
-    va = c.value_agreement(arrays, is_causal=False)
+    va = value_agreement(arrays, is_causal=False)
     assert (va["applicable"], va["reason"]) == (False, "encoder")
     assert va["layers"] == [] and va["overall"] is None
 
@@ -270,13 +286,13 @@ WILSON_KNOWN = [
 
 @pytest.mark.parametrize(("k", "n", "low", "high", "places"), WILSON_KNOWN)
 def test_wilson_interval_matches_published_values(k, n, low, high, places):
-    got_low, got_high = c.wilson_interval(k, n)
+    got_low, got_high = wilson_interval(k, n)
     assert round(float(got_low), places) == low
     assert round(float(got_high), places) == high
 
 
 def test_wilson_interval_is_elementwise_exact_at_the_ends_and_empty_without_trials():
-    low, high = c.wilson_interval(np.array([0, 5, 0, 3]), np.array([10, 10, 0, 3]))
+    low, high = wilson_interval(np.array([0, 5, 0, 3]), np.array([10, 10, 0, 3]))
     assert low[0] == 0.0 and high[3] == 1.0  # exactly, not 1e-17 away
     assert np.isnan(low[2]) and np.isnan(high[2])
     assert low[1] == pytest.approx(0.236593, abs=1e-6)
@@ -312,7 +328,7 @@ def _stored(**overrides):
 
 
 def test_value_agreement_over_every_key_per_layer_and_overall():
-    va = c.value_agreement_every_key(_stored(), is_causal=True)
+    va = value_agreement_every_key(_stored(), is_causal=True)
     assert va["applicable"] and va["reason"] is None
     assert va["variants"] == ["without_final_norm", "with_final_norm"]
     assert va["final_norm"] == "model.norm"
@@ -336,10 +352,10 @@ def test_value_agreement_over_every_key_per_layer_and_overall():
         "matches": 10,
         "n": 3036,
         "rate": pytest.approx(10 / 3036),
-        "low": pytest.approx(float(c.wilson_interval(10, 3036)[0])),
-        "high": pytest.approx(float(c.wilson_interval(10, 3036)[1])),
+        "low": pytest.approx(float(wilson_interval(10, 3036)[0])),
+        "high": pytest.approx(float(wilson_interval(10, 3036)[1])),
     }
-    only_two = c.value_agreement_every_key(_stored(), is_causal=True, layers=[2])
+    only_two = value_agreement_every_key(_stored(), is_causal=True, layers=[2])
     assert [row["layer"] for row in only_two["layers"]] == [2]
     assert only_two["overall"]["n_keys"] == 1536
 
@@ -349,18 +365,18 @@ def test_value_agreement_over_every_key_without_a_final_norm_has_one_variant():
     for row in stored["layers"]:
         for reading in ("next_token", "trigger_token"):
             del row[reading]["with_final_norm"]
-    va = c.value_agreement_every_key(stored, is_causal=True)
+    va = value_agreement_every_key(stored, is_causal=True)
     assert list(va["overall"]["next_token"]) == ["without_final_norm"]
     assert va["final_norm"] is None
 
 
 def test_value_agreement_over_every_key_says_why_it_has_no_rate():
-    encoder = c.value_agreement_every_key({}, is_causal=False)
+    encoder = value_agreement_every_key({}, is_causal=False)
     assert (encoder["applicable"], encoder["reason"]) == (False, "encoder")
     assert encoder["overall"] is None and encoder["layers"] == []
     # An encoder has no next token even if counts were somehow stored.
-    assert c.value_agreement_every_key(_stored(), is_causal=False)["reason"] == "encoder"
-    imported = c.value_agreement_every_key({}, is_causal=True)
+    assert value_agreement_every_key(_stored(), is_causal=False)["reason"] == "encoder"
+    imported = value_agreement_every_key({}, is_causal=True)
     assert (imported["applicable"], imported["reason"]) == (False, "not_counted")
 
 
@@ -374,7 +390,7 @@ def test_value_agreement_over_every_key_says_why_it_has_no_rate():
     ],
 )
 def test_value_agreement_over_every_key_names_what_is_wrong_with_the_counts(change, detail):
-    va = c.value_agreement_every_key(_stored(**change), is_causal=True)
+    va = value_agreement_every_key(_stored(**change), is_causal=True)
     assert (va["applicable"], va["reason"]) == (False, "counts_invalid")
     assert detail in va["detail"]
 
@@ -382,6 +398,6 @@ def test_value_agreement_over_every_key_names_what_is_wrong_with_the_counts(chan
 def test_value_agreement_over_every_key_refuses_more_matches_than_keys():
     stored = _stored()
     stored["layers"][0]["next_token"]["with_final_norm"] = 1537
-    va = c.value_agreement_every_key(stored, is_causal=True)
+    va = value_agreement_every_key(stored, is_causal=True)
     assert va["reason"] == "counts_invalid"
     assert "layers[0].next_token.with_final_norm exceeds its keys" in va["detail"]

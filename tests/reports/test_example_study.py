@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from annotate.models import Annotation, Key, TriggerPrefix
 from reports.imports import study_import
-from reports.services import report_build
+from reports.report import report_build
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-study.jsonl"

@@ -4,6 +4,7 @@ Parquet with the CSV's rows; streamed in chunks at a fixed cost in queries per c
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 
@@ -14,7 +15,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import TriggerPrefix
-from reports.services import CSV_COLUMNS, export_csv, export_jsonl, export_parquet
+from reports.exports import (
+    CSV_COLUMNS,
+    export_csv,
+    export_jsonl,
+    export_parquet,
+    export_to_file,
+)
 from tests.factories import KeyFactory, StudyFactory, UserFactory, annotate_key, key_with_prefixes
 from tests.reports.conftest import FORMULA_STARTS
 
@@ -220,3 +227,36 @@ def test_export_of_an_unknown_study_is_a_clear_error(db, tmp_path):
     KeyFactory()
     with pytest.raises(CommandError, match="There is no study 'nope'"):
         call_command("export", "--study", "nope", "--format", "csv", "--out", str(tmp_path / "x"))
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_export_to_file_writes_the_whole_export_and_says_its_size_and_digest(
+    hand_study, tmp_path, fmt
+):
+    path = tmp_path / f"out.{fmt}"
+    written = export_to_file(study=hand_study, fmt=fmt, path=path)
+    data = path.read_bytes()
+    assert (written.size, written.sha256) == (len(data), hashlib.sha256(data).hexdigest())
+    if fmt == "parquet":
+        direct = tmp_path / "direct.parquet"
+        export_parquet(study=hand_study, sink=direct)
+        assert pq.read_table(path).equals(pq.read_table(direct))
+    else:
+        writer = export_jsonl if fmt == "jsonl" else export_csv
+        assert data == "".join(writer(study=hand_study)).encode("utf-8")
+    assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob(".*.part"))
+
+
+def test_an_export_that_dies_midway_leaves_the_earlier_file_and_no_partial_one(
+    hand_study, tmp_path
+):
+    path = tmp_path / "out.jsonl"
+    path.write_text("an earlier complete export\n")
+
+    def dies(done: int) -> None:
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError, match="killed"):
+        export_to_file(study=hand_study, fmt="jsonl", path=path, progress=dies)
+    assert path.read_text() == "an earlier complete export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from reports.exports import export_jsonl
 from reports.models import ExportJob
-from reports.services import export_jsonl
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.integration

@@ -8,20 +8,28 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotate.models import Annotation, AnnotationEvent, Key, Pattern, Study, TriggerPrefix
 from annotate.permissions import ANNOTATOR_GROUP
 from reports import imports
+from reports.exports import export_jsonl
 from reports.imports import ImportFileError, study_import
+from reports.report import report_build
 from reports.selectors import ReportFilter
-from reports.services import export_jsonl, report_build
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
 pytestmark = pytest.mark.django_db
 
 ANNOTATION_SECTIONS = ("figure2", "coverage", "agreement", "pattern_jaccard")
+
+
+def annotator(username: str, **fields):
+    user = UserFactory(username=username, **fields)
+    user.groups.add(Group.objects.get_or_create(name=ANNOTATOR_GROUP)[0])
+    return user
 
 
 def export_text(study) -> str:
@@ -41,7 +49,7 @@ def renamed(text: str, name: str) -> list[dict]:
 
 def test_export_of_import_is_the_same_data_and_the_reports_are_equal(hand_study):
     # A third annotator and a larger key make the round trip less of a special case.
-    carl = UserFactory(username="carl")
+    carl = annotator("carl")
     key = key_with_prefixes(8, study=hand_study, layer=2, index=0)
     for person, patterns in [
         (carl, [("shallow", [8, 1, 5]), ("shallow+semantic", [2, 3, 4, 5])]),
@@ -249,7 +257,7 @@ def test_the_import_command_loads_a_file_and_reports_errors_without_a_traceback(
 def test_a_study_imported_twice_under_two_names_is_two_studies(db):
     study = StudyFactory(name="s")
     key = key_with_prefixes(3, study=study, layer=1, index=0)
-    annotate_key(key, UserFactory(username="ann"), [("shallow", [1, 2, 3])])
+    annotate_key(key, annotator("ann"), [("shallow", [1, 2, 3])])
     text = export_text(study)
     a, b = load(text, study_name="a"), load(text, study_name="b")
     assert a.study.pk != b.study.pk
@@ -263,3 +271,44 @@ def test_a_line_nested_too_deeply_is_that_lines_error_and_nothing_is_written(han
         load(good + "\n" + "[" * 5_000 + "\n")
     assert info.value.errors == [imports.NESTED_TOO_DEEPLY.format(line=2)]
     assert _counts() == before
+
+
+@pytest.mark.parametrize(
+    ("make_user", "username", "why"),
+    [
+        (
+            lambda: UserFactory(username="carol", is_staff=True, is_superuser=True),
+            "carol",
+            "an admin",
+        ),
+        (lambda: UserFactory(username="mallory"), "mallory", "no annotator role"),
+        (lambda: annotator("sam", is_staff=True), "sam", "an admin"),
+    ],
+    ids=["admin", "no role", "staff in the annotator group"],
+)
+def test_an_import_attaches_work_to_annotators_only(hand_study, make_user, username, why):
+    make_user()
+    lines = renamed(export_text(hand_study), "other")
+    lines[1]["annotations"][1]["annotator"] = username  # bob's draft of key B, line 2
+    text = "\n".join(json.dumps(x) for x in lines) + "\n"
+    before = _counts()
+    with pytest.raises(ImportFileError) as info:
+        load(text)
+    assert info.value.errors == [
+        f"line 2: annotations[1].annotator: {username!r} is not an annotator ({why}); "
+        "an import attaches work to annotators only"
+    ]
+    assert _counts() == before
+    assert not AnnotationEvent.objects.filter(annotation__key__study__name="other").exists()
+
+
+def test_an_inactive_annotator_takes_their_imported_work(hand_study):
+    # A second import of the same people (a restore) finds the inactive annotator
+    # accounts that the first one made: they are annotators, and take the work.
+    lines = renamed(export_text(hand_study), "other")
+    lines[0]["annotations"][0]["annotator"] = "zed"
+    text = "\n".join(json.dumps(x) for x in lines) + "\n"
+    assert load(text, study_name="first").users_created == ["zed"]
+    again = load(text, study_name="second")
+    assert again.users_created == []
+    assert Annotation.objects.filter(key__study=again.study, annotator__username="zed").count() == 1

@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import TriggerPrefix
+from reports.report import report_build, report_csv
 from reports.selectors import ReportFilter
-from reports.services import report_build, report_csv
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
 pytestmark = pytest.mark.django_db

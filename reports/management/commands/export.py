@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from reports.services import FORMATS, export_to_file
+from reports.exports import FORMATS, export_to_file
 
 from ._common import parse_layers, study_find
 

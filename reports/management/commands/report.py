@@ -9,8 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reports.figures import figure2_image
+from reports.report import report_build, report_csv
 from reports.selectors import ReportFilter, study_annotator_names
-from reports.services import report_build, report_csv
 
 from ._common import parse_layers, study_find
 

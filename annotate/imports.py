@@ -1,0 +1,301 @@
+"""The write of an import (DESIGN §6): a validated file's keys, prefixes, annotations and
+patterns into a new study, in one transaction.
+
+``reports.imports`` reads and validates the file line by line; this service owns the
+write, so that an import obeys the rules of every other write of annotations: work is
+attached to annotators only (an existing account that is not one is refused, and an
+unknown username becomes an inactive annotator account, ``user_create_annotator``), and
+every imported annotation starts its audit trail with a ``create`` event whose state is
+``annotation_state``'s, as a write through the API would leave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from .db import analyze
+from .models import (
+    Annotation,
+    AnnotationEvent,
+    Assignment,
+    AssignmentKey,
+    Batch,
+    Key,
+    Pattern,
+    Study,
+    TriggerPrefix,
+)
+from .permissions import ANNOTATOR_GROUP
+from .selectors import PatternView
+from .services import ServiceError, annotation_state, user_create_annotator
+
+WRITE_CHUNK = 500
+IMPORT_BATCH_NAME = "imported"
+# annotate.models.TriggerPrefix.next_token_id: -1 is the end of the sentence (and, in an
+# import, any next token: the file carries no ids); -2 is unknown (a cut sentence, whose
+# next_token the export writes as null).
+NEXT_TOKEN_ID_NONE = -1
+NEXT_TOKEN_UNKNOWN = -2
+
+ANNOTATOR_REFUSED = (
+    "{name!r} is not an annotator ({why}); an import attaches work to annotators only"
+)
+WHY_ADMIN = "an admin"
+WHY_NO_ROLE = "no annotator role"
+
+
+class ImportFileError(ServiceError):
+    """The file cannot be imported; ``errors`` lists what is wrong, line by line."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__(errors[0])
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class ImportedStudy:
+    """The study's header (the file's ``study`` object, and the name it takes)."""
+
+    name: str
+    model: str
+    corpus: str
+    top_k: int
+    seed: int
+    n_layers: int
+    d_ff: int
+
+
+@dataclass
+class ImportResult:
+    study: Study
+    keys: int = 0
+    prefixes: int = 0
+    annotations: int = 0
+    patterns: int = 0
+    users_created: list[str] = field(default_factory=list)
+
+
+def _refused_annotators(
+    existing: Mapping[str, Any], first_seen: Mapping[str, tuple[int, str]]
+) -> list[str]:
+    """Errors for the existing accounts that are not annotators: an admin (staff or
+    superuser) or an account without the annotator role. An inactive annotator is an
+    annotator (an earlier import made it, or it was deactivated): its work comes back to
+    it. Each error names the first line and field where the username appears."""
+    if not existing:
+        return []
+    annotators = set(
+        get_user_model()
+        .objects.filter(
+            pk__in=[user.pk for user in existing.values()], groups__name=ANNOTATOR_GROUP
+        )
+        .values_list("pk", flat=True)
+    )
+    refused = []
+    for name, user in existing.items():
+        if user.is_staff or user.is_superuser:
+            why = WHY_ADMIN
+        elif user.pk not in annotators:
+            why = WHY_NO_ROLE
+        else:
+            continue
+        line, where = first_seen[name]
+        refused.append(
+            (line, f"line {line}: {where}: {ANNOTATOR_REFUSED.format(name=name, why=why)}")
+        )
+    return [message for _, message in sorted(refused)]
+
+
+def _suffix(prefix: dict[str, Any]) -> str:
+    # Not in the v1 contract: the rest of the sentence after the prefix, where the
+    # prefix is the sentence's start (always so for causal models).
+    sentence, text = prefix["sentence"], prefix["text"]
+    return sentence[len(text) :] if sentence.startswith(text) else ""
+
+
+@dataclass
+class _Target:
+    study: Study
+    batch: Batch
+    users: dict[str, Any]
+    assignments: dict[str, Assignment]
+    actor: Any
+    result: ImportResult
+
+
+def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
+    keys = Key.objects.bulk_create(
+        [
+            Key(
+                study=target.study,
+                layer=r["key"]["layer"],
+                index=r["key"]["index"],
+                value_top_tokens=r["key"]["value_top_tokens"],
+            )
+            for r in records
+        ]
+    )
+    prefix_objs = [
+        TriggerPrefix(
+            key=key,
+            rank=p["rank"],
+            coefficient=p["coefficient"],
+            text=p["text"],
+            trigger_token=p["trigger_token"],
+            trigger_token_id=-1,
+            next_token=p["next_token"],
+            # The file has no token ids; a null next token (cut sentence) stays unknown.
+            next_token_id=(NEXT_TOKEN_UNKNOWN if p["next_token"] is None else NEXT_TOKEN_ID_NONE),
+            suffix=_suffix(p),
+            sentence=p["sentence"],
+            sentence_index=p["sentence_index"],
+            position=p["position"],
+        )
+        for key, r in zip(keys, records, strict=True)
+        for p in r["prefixes"]
+    ]
+    TriggerPrefix.objects.bulk_create(prefix_objs)
+    prefix_id = {(p.key_id, p.rank): p.pk for p in prefix_objs}
+    Batch.keys.through.objects.bulk_create(
+        [Batch.keys.through(batch_id=target.batch.pk, key_id=key.pk) for key in keys]
+    )
+
+    now = timezone.now()
+    ann_objs: list[Annotation] = []
+    ann_patterns: list[list[dict[str, Any]]] = []
+    for key, r in zip(keys, records, strict=True):
+        for a in r["annotations"]:
+            submitted = a["status"] == Annotation.Status.SUBMITTED
+            ann_objs.append(
+                Annotation(
+                    key=key,
+                    annotator=target.users[a["annotator"]],
+                    status=a["status"],
+                    submitted_at=now if submitted else None,
+                )
+            )
+            ann_patterns.append(a["patterns"])
+    Annotation.objects.bulk_create(ann_objs)
+    AssignmentKey.objects.bulk_create(
+        [
+            AssignmentKey(
+                assignment=target.assignments[ann.annotator.get_username()], key_id=ann.key_id
+            )
+            for ann in ann_objs
+        ]
+    )
+    pattern_objs = [
+        Pattern(annotation=ann, description=p["description"], kind=p["kind"], order=order)
+        for ann, patterns in zip(ann_objs, ann_patterns, strict=True)
+        for order, p in enumerate(patterns)
+    ]
+    Pattern.objects.bulk_create(pattern_objs)
+    through = Pattern.prefixes.through
+    specs = [p for patterns in ann_patterns for p in patterns]
+    through.objects.bulk_create(
+        [
+            through(pattern_id=obj.pk, triggerprefix_id=prefix_id[(obj.annotation.key_id, rank)])
+            for obj, spec in zip(pattern_objs, specs, strict=True)
+            for rank in spec["prefix_ranks"]
+        ],
+        batch_size=5000,
+    )
+    # The audit trail starts with the import: one "create" event per annotation whose
+    # state after is the imported one, in annotation_state's shape (as the API leaves it).
+    views: dict[int, list[PatternView]] = {ann.pk: [] for ann in ann_objs}
+    for obj, spec in zip(pattern_objs, specs, strict=True):
+        views[obj.annotation.pk].append(
+            PatternView(
+                id=obj.pk,
+                description=obj.description,
+                kind=obj.kind,
+                prefix_ranks=list(spec["prefix_ranks"]),
+                order=obj.order,
+                client_id=obj.client_id,
+            )
+        )
+    AnnotationEvent.objects.bulk_create(
+        [
+            AnnotationEvent(
+                annotation=ann,
+                actor=target.actor,
+                action=AnnotationEvent.Action.CREATE,
+                before=None,
+                after=annotation_state(annotation=ann, patterns=views[ann.pk]),
+            )
+            for ann in ann_objs
+        ]
+    )
+    result = target.result
+    result.keys += len(keys)
+    result.prefixes += len(prefix_objs)
+    result.annotations += len(ann_objs)
+    result.patterns += len(pattern_objs)
+
+
+@transaction.atomic
+def study_create_imported(
+    *,
+    header: ImportedStudy,
+    annotators: Mapping[str, tuple[int, str]],
+    records: Iterable[dict[str, Any]],
+    created_by: Any = None,
+) -> ImportResult:
+    """A new study from validated records (``reports.imports``' shape: one per key, with
+    its prefixes by rank and its annotations, each with its annotator's username, status
+    and patterns as prefix ranks). ``annotators``: every username of the records, with
+    the line and field where it first appears, for the errors. The imported keys form one
+    batch, ``imported``, assigned to each annotator for the keys they annotated.
+
+    Raises ``ImportFileError`` and writes nothing when a username names an account that
+    is not an annotator; ``records`` may raise it too (the rollback covers what was
+    written before)."""
+    User = get_user_model()
+    existing = {u.get_username(): u for u in User.objects.filter(username__in=sorted(annotators))}
+    refused = _refused_annotators(existing, annotators)
+    if refused:
+        raise ImportFileError(refused)
+    author = created_by if getattr(created_by, "pk", None) else None
+    study = Study.objects.create(
+        name=header.name,
+        model_name=header.model,
+        corpus=header.corpus,
+        top_k=header.top_k,
+        seed=header.seed,
+        n_layers=header.n_layers,
+        d_ff=header.d_ff,
+        created_by=author,
+    )
+    result = ImportResult(study=study)
+    users: dict[str, Any] = dict(existing)
+    for username in sorted(set(annotators) - set(existing)):
+        users[username] = user_create_annotator(username=username, password=None, is_active=False)
+        result.users_created.append(username)
+    batch = Batch.objects.create(study=study, name=IMPORT_BATCH_NAME, created_by=author)
+    target = _Target(
+        study=study,
+        batch=batch,
+        users=users,
+        assignments={
+            username: Assignment.objects.create(batch=batch, annotator=user)
+            for username, user in sorted(users.items())
+        },
+        actor=author,
+        result=result,
+    )
+    chunk: list[dict[str, Any]] = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) >= WRITE_CHUNK:
+            _write_chunk(target, chunk)
+            chunk = []
+    if chunk:
+        _write_chunk(target, chunk)
+    analyze(Key, TriggerPrefix, Annotation, Pattern, Pattern.prefixes.through)
+    return result

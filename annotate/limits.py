@@ -1,0 +1,12 @@
+"""Bounds on what a write may carry, shared by the services, the API and the import, so
+that a huge value is a clear 400 and not a slow write (DESIGN §9)."""
+
+from __future__ import annotations
+
+MAX_DESCRIPTION = 2_000  # characters of a pattern's description
+MAX_NOTE = 20_000  # characters of an annotation's note
+MAX_RANKS = 1_000  # prefixes named by one pattern
+MAX_RANK = 100_000
+MAX_VERSION = 2**31 - 1
+MAX_LAYER = 10_000  # layers are numbered from 1
+MAX_LIST = 1_000  # items of a comma-separated list in a query string
