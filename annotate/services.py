@@ -308,7 +308,7 @@ def annotator_deactivate_and_reassign(
     annotator: User,
     reassign_to: User,
     actor: User | None,
-    transfer_drafts: bool = True,
+    transfer_drafts: bool = False,
 ) -> ReassignResult:
     """Deactivate ``annotator`` and hand their unfinished keys to ``reassign_to``.
 
@@ -317,10 +317,11 @@ def annotator_deactivate_and_reassign(
     same batch (created if needed); a key that ``reassign_to`` already has (or already
     annotated) is skipped, since one person cannot be two of a key's N annotators.
 
-    With ``transfer_drafts`` (the default) the draft annotation of a moved key goes along,
-    so no work is lost; its audit trail records the hand-over (action ``reassign``).
-    Without it, the draft stays with its author for the record and the new annotator
-    starts blank (keeps the new annotator blind to the old one's patterns).
+    By default the draft of a moved key stays with its author, for the record, and the new
+    annotator starts blank: annotators are blind to each other's work (DESIGN §4.1), and
+    handing a draft over by default showed the new person the old one's patterns
+    (issue 11, item 9). With ``transfer_drafts`` the draft goes along instead, so nothing
+    is redone; its audit trail records the hand-over (action ``reassign``).
     """
     if annotator.pk == reassign_to.pk:
         raise ServiceError(REASSIGN_TO_SAME_ANNOTATOR)

@@ -197,6 +197,42 @@ def test_deactivating_alice_hands_her_unfinished_keys_to_bob(carol, alice, bob):
     assert client_for(alice).get("/api/assignments/").status_code == 403
 
 
+def _alice_drafts_a_key_then_is_deactivated(carol, alice, bob, body) -> tuple[dict, object]:
+    _, (key,) = assigned_batch([alice], n_keys=1, n_prefixes=3)
+    alice_client = client_for(alice)
+    version = alice_client.get(f"/api/keys/{key.pk}/").json()["annotation"]["version"]
+    saved = alice_client.put(
+        f"/api/keys/{key.pk}/annotation/", {"note": "alice's idea", "version": version}, "json"
+    )
+    assert saved.status_code == 200, saved.content
+    response = client_for(carol).post(
+        f"/api/admin/annotators/{alice.pk}/deactivate/", body, format="json"
+    )
+    assert response.status_code == 200, response.content
+    return response.json(), key
+
+
+def test_deactivating_alice_leaves_her_drafts_with_her_by_default(carol, alice, bob):
+    body, key = _alice_drafts_a_key_then_is_deactivated(carol, alice, bob, {"reassign_to": "bob"})
+    assert (body["keys_moved"], body["drafts_moved"]) == (1, 0)
+    # bob gets the key, and starts blank: nothing of alice's draft reaches him.
+    detail = client_for(bob).get(f"/api/keys/{key.pk}/")
+    assert detail.status_code == 200
+    assert detail.json()["annotation"]["note"] == ""
+    assert b"alice's idea" not in detail.content
+    assert Annotation.objects.get(key=key, annotator=alice).note == "alice's idea"
+
+
+def test_deactivating_alice_can_hand_her_drafts_to_bob_when_asked(carol, alice, bob):
+    body, key = _alice_drafts_a_key_then_is_deactivated(
+        carol, alice, bob, {"reassign_to": "bob", "transfer_drafts": True}
+    )
+    assert (body["keys_moved"], body["drafts_moved"]) == (1, 1)
+    detail = client_for(bob).get(f"/api/keys/{key.pk}/").json()
+    assert detail["annotation"]["note"] == "alice's idea"
+    assert not Annotation.objects.filter(annotator=alice).exists()
+
+
 @pytest.mark.parametrize(
     "body", [{}, {"reassign_to": None}, {"reassign_to": "ghost"}, {"reassign_to": "alice"}]
 )
