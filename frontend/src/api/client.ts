@@ -2,6 +2,7 @@
 // token on unsafe methods, and every failure turned into an ApiError.
 import type {
   AdminAnnotator,
+  AnnotatorDeactivated,
   AnnotationState,
   Assignment,
   AssignmentCreateRequest,
@@ -188,9 +189,11 @@ export const api = {
     batchProgress: (batchId: number) =>
       request<BatchProgress>('GET', `/api/admin/batches/${batchId}/progress/`),
     annotators: () => request<AdminAnnotator[]>('GET', '/api/admin/annotators/'),
-    deactivate: (userId: number, reassignTo: number | string) =>
-      request<unknown>('POST', `/api/admin/annotators/${userId}/deactivate/`, {
+    /** `transferDrafts`: the replacement sees and continues the drafts (off: starts blank). */
+    deactivate: (userId: number, reassignTo: number | string, transferDrafts: boolean) =>
+      request<AnnotatorDeactivated>('POST', `/api/admin/annotators/${userId}/deactivate/`, {
         reassign_to: reassignTo,
+        transfer_drafts: transferDrafts,
       }),
     miningRuns: () => request<MiningRun[]>('GET', '/api/admin/mining-runs/'),
     miningRun: (runId: number) => request<MiningRun>('GET', `/api/admin/mining-runs/${runId}/`),

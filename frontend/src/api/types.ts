@@ -28,6 +28,7 @@ export type AssignmentCreateRequest = Schemas['AssignmentCreateRequest'];
 export type BatchProgress = Schemas['BatchProgress'];
 export type ProgressCounts = Schemas['ProgressCounts'];
 export type AdminAnnotator = Schemas['AdminAnnotator'];
+export type AnnotatorDeactivated = Schemas['AnnotatorDeactivated'];
 export type MiningRun = Schemas['MiningRun'];
 export type MiningRunStatus = Schemas['MiningRunStatusEnum'];
 export type MiningRunCreateRequest = Schemas['MiningRunCreateRequest'];
