@@ -6,7 +6,7 @@ import type {
   AnnotationState,
   Assignment,
   AssignmentCreateRequest,
-  AssignmentKey,
+  AssignmentKeyPage,
   Batch,
   BatchCreateRequest,
   BatchProgress,
@@ -151,8 +151,12 @@ export const api = {
   login: (credentials: LoginRequest) => request<User>('POST', '/api/auth/login/', credentials),
   logout: () => request<void>('POST', '/api/auth/logout/'),
   assignments: () => request<Assignment[]>('GET', '/api/assignments/'),
-  assignmentKeys: (assignmentId: number) =>
-    request<AssignmentKey[]>('GET', `/api/assignments/${assignmentId}/keys/`),
+  /** One page of an assignment's keys (`limit` at most 1000); `count` is the whole's. */
+  assignmentKeys: (assignmentId: number, offset = 0, limit = 100) =>
+    request<AssignmentKeyPage>(
+      'GET',
+      `/api/assignments/${assignmentId}/keys/?limit=${limit}&offset=${offset}`,
+    ),
   /** `undefined` (HTTP 204) when nothing is left to annotate. */
   nextKey: (assignmentId?: number) =>
     request<NextKey | undefined>(

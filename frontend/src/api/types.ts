@@ -9,6 +9,7 @@ export type Assignment = Schemas['Assignment'];
 export type LoginRequest = Schemas['LoginRequest'];
 export type ErrorBody = Schemas['Error'];
 export type AssignmentKey = Schemas['AssignmentKey'];
+export type AssignmentKeyPage = Schemas['AssignmentKeyPage'];
 export type NextKey = Schemas['NextKey'];
 export type KeyDetail = Schemas['KeyDetail'];
 export type TriggerPrefix = Schemas['TriggerPrefix'];
