@@ -3,6 +3,8 @@ annotators and their deactivation."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.core.management import call_command
 from django.core.validators import ProhibitNullCharactersValidator
@@ -359,3 +361,50 @@ def test_an_operation_is_described_by_its_own_view_not_by_a_mixin(api_client):
     assert not [d for d in descriptions if mixin_doc in d]
     # Views that document themselves still do.
     assert any("Submit the annotation" in d for d in descriptions)
+
+
+def _unbounded_strings(schema: Any, components: dict, where: str, seen: set) -> list[str]:
+    """The places in ``schema`` where a client may send a string of any length."""
+    if not isinstance(schema, dict):
+        return []
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        if name in seen:
+            return []
+        return _unbounded_strings(components[name], components, where, seen | {name})
+    found = []
+    if (
+        schema.get("type") == "string"
+        and "maxLength" not in schema
+        and "enum" not in schema
+        and schema.get("format") not in {"uuid", "binary", "date-time", "date"}
+        and not schema.get("readOnly")
+    ):
+        found.append(where)
+    for key in ("oneOf", "anyOf", "allOf"):
+        for i, option in enumerate(schema.get(key, [])):
+            found += _unbounded_strings(option, components, f"{where}|{i}", seen)
+    for name, prop in schema.get("properties", {}).items():
+        found += _unbounded_strings(prop, components, f"{where}.{name}", seen)
+    found += _unbounded_strings(schema.get("items"), components, f"{where}[]", seen)
+    return found
+
+
+def test_every_text_a_client_sends_has_a_maximum_length(api_client):
+    """Each free-text field written through the API (notes, pattern descriptions, batch
+    and study names, usernames, filters) is capped, so that too long is a clear 400."""
+    schema = api_client.get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+    unbounded = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            for parameter in operation.get("parameters", []):
+                unbounded += _unbounded_strings(
+                    parameter.get("schema"), components, f"{where} ?{parameter['name']}", set()
+                )
+            for media, body in operation.get("requestBody", {}).get("content", {}).items():
+                unbounded += _unbounded_strings(
+                    body.get("schema"), components, f"{where} {media}", set()
+                )
+    assert unbounded == []

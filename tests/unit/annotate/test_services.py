@@ -277,7 +277,9 @@ def test_the_audit_trail_holds_what_the_database_holds_after_every_change(work, 
     assert_recorded()
     annotation_reopen(annotation=annotation, actor=alice, version=8)
     assert_recorded()
-    annotator_deactivate_and_reassign(annotator=alice, reassign_to=bob, actor=None)
+    annotator_deactivate_and_reassign(
+        annotator=alice, reassign_to=bob, actor=None, transfer_drafts=True
+    )
     assert_recorded()
 
     events = list(AnnotationEvent.objects.filter(annotation=annotation))
