@@ -1,4 +1,24 @@
+"""Django's admin for the annotation domain (/admin/; the app's own screens are /manage).
+
+Two rules (issue 11, item 8):
+
+- Annotations, their patterns and the audit trail are read-only here, for everyone,
+  superusers included: their writes go through ``annotate.services``, which check the
+  rules, bump the version and record the audit event. An edit made here skipped all three.
+- No page lists a whole table in a ``<select>``: every foreign key is a raw id (or shown
+  read-only, as a link), and the keys of a batch or an assignment, which can run to
+  100,000, are counted rather than listed in a form. One change page was 4.3 MB.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
 from django.contrib import admin
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from .models import (
     Annotation,
@@ -13,10 +33,24 @@ from .models import (
 )
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Viewing only, whoever asks: the writes belong to ``annotate.services``."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = ["name", "model_name", "corpus", "top_k", "n_layers", "created_at"]
     search_fields = ["name", "model_name"]
+    raw_id_fields = ["created_by"]
 
 
 @admin.register(Key)
@@ -24,6 +58,7 @@ class KeyAdmin(admin.ModelAdmin):
     list_display = ["study", "layer", "index", "density", "max_coefficient"]
     list_filter = ["study", "layer"]
     list_select_related = ["study"]
+    raw_id_fields = ["study"]
 
 
 @admin.register(TriggerPrefix)
@@ -33,54 +68,76 @@ class TriggerPrefixAdmin(admin.ModelAdmin):
     raw_id_fields = ["key"]
 
 
+def _keys_link(count: int, assignment_id: int) -> str:
+    url = reverse("admin:annotate_assignmentkey_changelist") + f"?assignment={assignment_id}"
+    return format_html('<a href="{}">{} key{}</a>', url, count, "" if count == 1 else "s")
+
+
 @admin.register(Batch)
 class BatchAdmin(admin.ModelAdmin):
+    """A batch's keys are chosen when it is made (``batch_create_*``) and assignments rest
+    on them, so they are counted here, not edited."""
+
     list_display = ["name", "study", "created_at"]
-    filter_horizontal = ["keys"]
+    list_select_related = ["study"]
+    raw_id_fields = ["study", "created_by"]
+    exclude = ["keys"]
+    readonly_fields = ["key_count"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Batch]:
+        return super().get_queryset(request).annotate(n_keys=Count("keys", distinct=True))
 
-class AssignmentKeyInline(admin.TabularInline):
-    model = AssignmentKey
-    raw_id_fields = ["key"]
-    extra = 0
+    @admin.display(description="keys")
+    def key_count(self, batch: Batch) -> int:
+        return getattr(batch, "n_keys", 0)
 
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
+    """An assignment's keys are dealt by ``assignment_create_with_overlap`` and moved by
+    ``annotator_deactivate_and_reassign``; here they are counted, with a link to the list."""
+
     list_display = ["batch", "annotator", "created_at"]
     list_select_related = ["batch__study", "annotator"]
-    inlines = [AssignmentKeyInline]
+    raw_id_fields = ["batch", "annotator"]
+    readonly_fields = ["key_count"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Assignment]:
+        return super().get_queryset(request).annotate(n_keys=Count("keys", distinct=True))
+
+    @admin.display(description="keys")
+    def key_count(self, assignment: Assignment) -> str:
+        return _keys_link(getattr(assignment, "n_keys", 0), assignment.pk)
+
+
+@admin.register(AssignmentKey)
+class AssignmentKeyAdmin(ReadOnlyAdmin):
+    list_display = ["assignment", "key"]
+    list_select_related = ["assignment__batch__study", "assignment__annotator", "key"]
+    raw_id_fields = ["assignment", "key"]
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
+class AnnotationAdmin(ReadOnlyAdmin):
     list_display = ["key", "annotator", "status", "version", "updated_at"]
     list_filter = ["status"]
     list_select_related = ["key__study", "annotator"]
+    raw_id_fields = ["key", "annotator"]
 
 
 @admin.register(Pattern)
-class PatternAdmin(admin.ModelAdmin):
+class PatternAdmin(ReadOnlyAdmin):
     list_display = ["annotation", "kind", "description", "updated_at"]
     list_filter = ["kind"]
     list_select_related = ["annotation__key__study", "annotation__annotator"]
-    raw_id_fields = ["annotation"]
-    filter_horizontal = ["prefixes"]
+    raw_id_fields = ["annotation", "prefixes"]
 
 
 @admin.register(AnnotationEvent)
-class AnnotationEventAdmin(admin.ModelAdmin):
-    """The audit trail is read-only: it records what happened."""
+class AnnotationEventAdmin(ReadOnlyAdmin):
+    """The audit trail records what happened."""
 
     list_display = ["annotation", "action", "actor", "at"]
     list_filter = ["action"]
     list_select_related = ["annotation__key", "annotation__annotator", "actor"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+    raw_id_fields = ["annotation", "actor"]

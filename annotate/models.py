@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Length
+from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
+
+# Ceilings on the free text that annotators write (DESIGN §9): the API answers 400 above
+# them, the services refuse them, and a check constraint keeps them in the database.
+NOTE_MAX_LENGTH = 20_000
+PATTERN_DESCRIPTION_MAX_LENGTH = 2_000
 
 
 class Study(models.Model):
@@ -185,7 +192,7 @@ class Annotation(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
-    note = models.TextField(blank=True)
+    note = models.TextField(blank=True, max_length=NOTE_MAX_LENGTH)
     # Optimistic concurrency: every save names the version it read (DESIGN §4.2).
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -196,6 +203,10 @@ class Annotation(models.Model):
         ordering = ["key", "annotator"]
         constraints = [
             models.UniqueConstraint(fields=["key", "annotator"], name="annotation_unique_per_key"),
+            models.CheckConstraint(
+                condition=models.Q(LessThanOrEqual(Length("note"), NOTE_MAX_LENGTH)),
+                name="annotation_note_max_length",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -216,7 +227,7 @@ class Pattern(models.Model):
         SHALLOW_SEMANTIC = "shallow+semantic", "shallow+semantic"
 
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="patterns")
-    description = models.TextField()
+    description = models.TextField(max_length=PATTERN_DESCRIPTION_MAX_LENGTH)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     prefixes = models.ManyToManyField(TriggerPrefix, related_name="patterns")
     order = models.PositiveIntegerField(default=0)
@@ -234,6 +245,12 @@ class Pattern(models.Model):
             models.CheckConstraint(
                 condition=models.Q(kind__in=["shallow", "semantic", "shallow+semantic"]),
                 name="pattern_kind_known",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(
+                    LessThanOrEqual(Length("description"), PATTERN_DESCRIPTION_MAX_LENGTH)
+                ),
+                name="pattern_description_max_length",
             ),
         ]
 

@@ -261,6 +261,11 @@ def key_list_for_assignment(*, assignment: Assignment) -> QuerySet[Key]:
     )
 
 
+def key_count_for_assignment(*, assignment: Assignment) -> int:
+    """How many keys the assignment has (one per row: a key is in it at most once)."""
+    return AssignmentKey.objects.filter(assignment=assignment).count()
+
+
 @dataclass(frozen=True)
 class NextKey:
     key_id: int

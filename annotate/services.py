@@ -25,6 +25,8 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from .models import (
+    NOTE_MAX_LENGTH,
+    PATTERN_DESCRIPTION_MAX_LENGTH,
     Annotation,
     AnnotationEvent,
     Assignment,
@@ -46,6 +48,8 @@ PATTERN_NEEDS_THREE_PREFIXES = "A pattern must cover at least 3 of the key's tri
 PATTERN_PREFIX_OF_ANOTHER_KEY = "A pattern can only cover trigger prefixes of its own key."
 PATTERN_DUPLICATE_PREFIXES = "A pattern cannot cover the same trigger prefix twice."
 PATTERN_NEEDS_DESCRIPTION = "A pattern needs a description."
+PATTERN_DESCRIPTION_TOO_LONG = "A pattern's description can be at most {n} characters."
+NOTE_TOO_LONG = "A note can be at most {n} characters."
 PATTERN_KIND_UNKNOWN = "A pattern's kind must be shallow, semantic or shallow+semantic."
 STALE_VERSION = (
     "This annotation was changed elsewhere (another tab or device) since you loaded it; "
@@ -308,7 +312,7 @@ def annotator_deactivate_and_reassign(
     annotator: User,
     reassign_to: User,
     actor: User | None,
-    transfer_drafts: bool = True,
+    transfer_drafts: bool = False,
 ) -> ReassignResult:
     """Deactivate ``annotator`` and hand their unfinished keys to ``reassign_to``.
 
@@ -317,10 +321,11 @@ def annotator_deactivate_and_reassign(
     same batch (created if needed); a key that ``reassign_to`` already has (or already
     annotated) is skipped, since one person cannot be two of a key's N annotators.
 
-    With ``transfer_drafts`` (the default) the draft annotation of a moved key goes along,
-    so no work is lost; its audit trail records the hand-over (action ``reassign``).
-    Without it, the draft stays with its author for the record and the new annotator
-    starts blank (keeps the new annotator blind to the old one's patterns).
+    By default the draft of a moved key stays with its author, for the record, and the new
+    annotator starts blank: annotators are blind to each other's work (DESIGN §4.1), and
+    handing a draft over by default showed the new person the old one's patterns
+    (issue 11, item 9). With ``transfer_drafts`` the draft goes along instead, so nothing
+    is redone; its audit trail records the hand-over (action ``reassign``).
     """
     if annotator.pk == reassign_to.pk:
         raise ServiceError(REASSIGN_TO_SAME_ANNOTATOR)
@@ -490,6 +495,8 @@ def _annotation_create(*, key: Key, annotator: User) -> Annotation:
 def annotation_save(*, annotation: Annotation, actor: User, note: str, version: int) -> Annotation:
     """Save the note (autosave). Saving the note it already has is a no-op, so a retried
     request that already went through answers with the current state instead of 409."""
+    if len(note) > NOTE_MAX_LENGTH:
+        raise ServiceError(NOTE_TOO_LONG.format(n=NOTE_MAX_LENGTH))
     annotation = _lock(annotation)
     if annotation.note == note:
         return annotation
@@ -519,6 +526,8 @@ def _validated_description(description: str) -> str:
     description = description.strip()
     if not description:
         raise ServiceError(PATTERN_NEEDS_DESCRIPTION)
+    if len(description) > PATTERN_DESCRIPTION_MAX_LENGTH:
+        raise ServiceError(PATTERN_DESCRIPTION_TOO_LONG.format(n=PATTERN_DESCRIPTION_MAX_LENGTH))
     return description
 
 

@@ -289,9 +289,10 @@ class AnnotatorDeactivateApi(AdminApi):
     class InputSerializer(serializers.Serializer):
         reassign_to = UserRefField(help_text="The annotator who takes the unfinished keys.")
         transfer_drafts = serializers.BooleanField(
-            default=True,
-            help_text="Move the draft annotations along (no work lost); false: the new "
-            "annotator starts blank.",
+            default=False,
+            help_text="False (the default): the new annotator starts each key blank and "
+            "never sees the deactivated annotator's drafts, which stay with their author. "
+            "True: the drafts move along and the new annotator sees and continues them.",
         )
 
     @extend_schema_serializer(component_name="AnnotatorDeactivated")

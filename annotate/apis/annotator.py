@@ -28,6 +28,7 @@ from ..selectors import (
     annotation_view,
     assignment_get_for_annotator,
     assignment_list_for_annotator,
+    key_count_for_assignment,
     key_detail_for_annotator,
     key_get_for_annotator,
     key_list_for_assignment,
@@ -58,6 +59,9 @@ from .common import (
     annotation_state_data,
 )
 
+KEYS_PAGE_SIZE = 100
+KEYS_PAGE_MAX = 1_000
+MAX_OFFSET = 2**31 - 1
 PREFIX_RANKS_UNKNOWN = "This key has no trigger prefix of rank {ranks} (its ranks are 1 to {n})."
 
 KINDS = [choice for choice, _ in Pattern.Kind.choices]
@@ -153,30 +157,73 @@ class AssignmentListApi(AnnotatorApi):
         return Response(self.OutputSerializer(assignments, many=True).data)
 
 
+@extend_schema_serializer(component_name="AssignmentKey")
+class AssignmentKeyOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    layer = serializers.IntegerField()
+    index = serializers.IntegerField()
+    status = serializers.ChoiceField(
+        choices=["draft", "submitted"],
+        allow_null=True,
+        source="my_status",
+        help_text="The user's own annotation status; null: not opened yet.",
+    )
+    version = serializers.IntegerField(source="my_version", allow_null=True)
+    pattern_count = serializers.IntegerField(source="my_patterns")
+
+
+@extend_schema_serializer(component_name="AssignmentKeyPage")
+class AssignmentKeyPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Keys in the whole assignment.")
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    results = AssignmentKeyOutputSerializer(many=True)
+
+
 class AssignmentKeyListApi(AnnotatorApi):
-    @extend_schema_serializer(component_name="AssignmentKey")
-    class OutputSerializer(serializers.Serializer):
-        id = serializers.IntegerField()
-        layer = serializers.IntegerField()
-        index = serializers.IntegerField()
-        status = serializers.ChoiceField(
-            choices=["draft", "submitted"],
-            allow_null=True,
-            source="my_status",
-            help_text="The user's own annotation status; null: not opened yet.",
+    """A page of the assignment's keys in (layer, index) order, each with the user's own
+    status; ``count`` is the number of keys of the whole assignment."""
+
+    # Paged: the whole list of a 100,000-key assignment was 8.4 MB on every call.
+
+    class FilterSerializer(serializers.Serializer):
+        limit = serializers.IntegerField(
+            min_value=1,
+            max_value=KEYS_PAGE_MAX,
+            default=KEYS_PAGE_SIZE,
+            help_text=f"Keys per page (at most {KEYS_PAGE_MAX}).",
         )
-        version = serializers.IntegerField(source="my_version", allow_null=True)
-        pattern_count = serializers.IntegerField(source="my_patterns")
+        offset = serializers.IntegerField(
+            min_value=0,
+            max_value=MAX_OFFSET,
+            default=0,
+            help_text="How many keys to skip, in (layer, index) order.",
+        )
 
     @extend_schema(
-        responses={200: OutputSerializer(many=True), 403: ErrorSerializer, 404: ErrorSerializer}
+        parameters=[FilterSerializer],
+        responses={
+            200: AssignmentKeyPageSerializer,
+            400: OpenApiTypes.OBJECT,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request: Request, assignment_id: int) -> Response:
         assignment = assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
         if assignment is None:
             raise exceptions.NotFound(NOT_FOUND)
-        keys = key_list_for_assignment(assignment=assignment)
-        return Response(self.OutputSerializer(keys, many=True).data)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        limit, offset = filters.validated_data["limit"], filters.validated_data["offset"]
+        keys = key_list_for_assignment(assignment=assignment)[offset : offset + limit]
+        page = {
+            "count": key_count_for_assignment(assignment=assignment),
+            "limit": limit,
+            "offset": offset,
+            "results": AssignmentKeyOutputSerializer(keys, many=True).data,
+        }
+        return Response(page)
 
 
 class NextKeyApi(AnnotatorApi):

@@ -3,6 +3,8 @@ annotators and their deactivation."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.core.management import call_command
 from django.core.validators import ProhibitNullCharactersValidator
@@ -197,6 +199,42 @@ def test_deactivating_alice_hands_her_unfinished_keys_to_bob(carol, alice, bob):
     assert client_for(alice).get("/api/assignments/").status_code == 403
 
 
+def _alice_drafts_a_key_then_is_deactivated(carol, alice, bob, body) -> tuple[dict, object]:
+    _, (key,) = assigned_batch([alice], n_keys=1, n_prefixes=3)
+    alice_client = client_for(alice)
+    version = alice_client.get(f"/api/keys/{key.pk}/").json()["annotation"]["version"]
+    saved = alice_client.put(
+        f"/api/keys/{key.pk}/annotation/", {"note": "alice's idea", "version": version}, "json"
+    )
+    assert saved.status_code == 200, saved.content
+    response = client_for(carol).post(
+        f"/api/admin/annotators/{alice.pk}/deactivate/", body, format="json"
+    )
+    assert response.status_code == 200, response.content
+    return response.json(), key
+
+
+def test_deactivating_alice_leaves_her_drafts_with_her_by_default(carol, alice, bob):
+    body, key = _alice_drafts_a_key_then_is_deactivated(carol, alice, bob, {"reassign_to": "bob"})
+    assert (body["keys_moved"], body["drafts_moved"]) == (1, 0)
+    # bob gets the key, and starts blank: nothing of alice's draft reaches him.
+    detail = client_for(bob).get(f"/api/keys/{key.pk}/")
+    assert detail.status_code == 200
+    assert detail.json()["annotation"]["note"] == ""
+    assert b"alice's idea" not in detail.content
+    assert Annotation.objects.get(key=key, annotator=alice).note == "alice's idea"
+
+
+def test_deactivating_alice_can_hand_her_drafts_to_bob_when_asked(carol, alice, bob):
+    body, key = _alice_drafts_a_key_then_is_deactivated(
+        carol, alice, bob, {"reassign_to": "bob", "transfer_drafts": True}
+    )
+    assert (body["keys_moved"], body["drafts_moved"]) == (1, 1)
+    detail = client_for(bob).get(f"/api/keys/{key.pk}/").json()
+    assert detail["annotation"]["note"] == "alice's idea"
+    assert not Annotation.objects.filter(annotator=alice).exists()
+
+
 @pytest.mark.parametrize(
     "body", [{}, {"reassign_to": None}, {"reassign_to": "ghost"}, {"reassign_to": "alice"}]
 )
@@ -323,3 +361,50 @@ def test_an_operation_is_described_by_its_own_view_not_by_a_mixin(api_client):
     assert not [d for d in descriptions if mixin_doc in d]
     # Views that document themselves still do.
     assert any("Submit the annotation" in d for d in descriptions)
+
+
+def _unbounded_strings(schema: Any, components: dict, where: str, seen: set) -> list[str]:
+    """The places in ``schema`` where a client may send a string of any length."""
+    if not isinstance(schema, dict):
+        return []
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        if name in seen:
+            return []
+        return _unbounded_strings(components[name], components, where, seen | {name})
+    found = []
+    if (
+        schema.get("type") == "string"
+        and "maxLength" not in schema
+        and "enum" not in schema
+        and schema.get("format") not in {"uuid", "binary", "date-time", "date"}
+        and not schema.get("readOnly")
+    ):
+        found.append(where)
+    for key in ("oneOf", "anyOf", "allOf"):
+        for i, option in enumerate(schema.get(key, [])):
+            found += _unbounded_strings(option, components, f"{where}|{i}", seen)
+    for name, prop in schema.get("properties", {}).items():
+        found += _unbounded_strings(prop, components, f"{where}.{name}", seen)
+    found += _unbounded_strings(schema.get("items"), components, f"{where}[]", seen)
+    return found
+
+
+def test_every_text_a_client_sends_has_a_maximum_length(api_client):
+    """Each free-text field written through the API (notes, pattern descriptions, batch
+    and study names, usernames, filters) is capped, so that too long is a clear 400."""
+    schema = api_client.get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+    unbounded = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            for parameter in operation.get("parameters", []):
+                unbounded += _unbounded_strings(
+                    parameter.get("schema"), components, f"{where} ?{parameter['name']}", set()
+                )
+            for media, body in operation.get("requestBody", {}).get("content", {}).items():
+                unbounded += _unbounded_strings(
+                    body.get("schema"), components, f"{where} {media}", set()
+                )
+    assert unbounded == []

@@ -12,7 +12,7 @@ from rest_framework.renderers import JSONRenderer
 
 from annotate.apis.annotator import PREFIX_RANKS_UNKNOWN, KeyDetailApi
 from annotate.apis.common import AnnotationStateSerializer
-from annotate.models import Annotation, AnnotationEvent, Pattern
+from annotate.models import Annotation, AnnotationEvent, Key, Pattern
 from annotate.selectors import annotation_view
 from annotate.services import (
     ANNOTATION_IS_SUBMITTED,
@@ -21,7 +21,13 @@ from annotate.services import (
     STALE_VERSION,
 )
 from tests.conftest import client_for
-from tests.factories import AnnotationFactory, assigned_batch
+from tests.factories import (
+    AnnotationFactory,
+    AssignmentFactory,
+    BatchFactory,
+    StudyFactory,
+    assigned_batch,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -230,12 +236,63 @@ def test_assignment_keys_list_my_status_per_key(alice, bob):
     AnnotationFactory(key=keys[1], annotator=alice, version=4)
     AnnotationFactory(key=keys[2], annotator=bob, status=Annotation.Status.SUBMITTED)
     assignment = batch.assignments.get(annotator=alice)
-    rows = client_for(alice).get(f"/api/assignments/{assignment.pk}/keys/").json()
-    assert [(r["id"], r["status"], r["version"]) for r in rows] == [
+    page = client_for(alice).get(f"/api/assignments/{assignment.pk}/keys/").json()
+    assert (page["count"], page["limit"], page["offset"]) == (3, 100, 0)
+    assert [(r["id"], r["status"], r["version"]) for r in page["results"]] == [
         (keys[0].pk, "submitted", 1),
         (keys[1].pk, "draft", 4),
         (keys[2].pk, None, None),
     ]
+
+
+@pytest.fixture
+def big_assignment(alice):
+    """An assignment of 5,000 keys (no prefixes: the list does not show them)."""
+    study = StudyFactory()
+    keys = Key.objects.bulk_create(
+        [Key(study=study, layer=1 + i // 1_000, index=i % 1_000) for i in range(5_000)]
+    )
+    batch = BatchFactory(study=study, keys=keys)
+    return AssignmentFactory(batch=batch, annotator=alice), keys
+
+
+def test_a_5000_key_assignment_answers_one_bounded_page_and_the_count(alice, big_assignment):
+    assignment, keys = big_assignment
+    AnnotationFactory(key=keys[150], annotator=alice, status=Annotation.Status.SUBMITTED)
+    client = client_for(alice)
+    url = f"/api/assignments/{assignment.pk}/keys/"
+
+    first = client.get(url)
+    assert first.status_code == 200
+    body = first.json()
+    assert (body["count"], body["limit"], body["offset"]) == (5_000, 100, 0)
+    assert [r["id"] for r in body["results"]] == [k.pk for k in keys[:100]]
+    assert len(first.content) < 20_000  # the whole list was ~400 KB here, 8.4 MB at 100,000
+
+    page = client.get(url, {"limit": 50, "offset": 140}).json()
+    assert [r["id"] for r in page["results"]] == [k.pk for k in keys[140:190]]
+    assert page["results"][10]["status"] == "submitted"
+    last = client.get(url, {"limit": 1_000, "offset": 4_900}).json()
+    assert [r["id"] for r in last["results"]] == [k.pk for k in keys[4_900:]]
+    assert client.get(url, {"offset": 5_000}).json()["results"] == []
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"limit": 1_001}, "limit"),
+        ({"limit": 0}, "limit"),
+        ({"limit": "many"}, "limit"),
+        ({"offset": -1}, "offset"),
+        ({"offset": 2**70}, "offset"),
+    ],
+)
+def test_a_bad_page_of_keys_is_a_400_naming_the_parameter(alice, query, field):
+    batch, _ = assigned_batch([alice], n_keys=1, n_prefixes=1)
+    assignment = batch.assignments.get()
+    response = client_for(alice).get(f"/api/assignments/{assignment.pk}/keys/", query)
+    assert response.status_code == 400, response.content
+    assert list(response.json()) == [field]
 
 
 # --- bad input: always a 4xx with JSON, never a 500 --------------------------------------
@@ -467,7 +524,7 @@ def test_listing_keys_costs_the_same_queries_for_3_or_30_keys(alice):
     client = client_for(alice)
     few = _count(client, f"/api/assignments/{small.assignments.get().pk}/keys/")
     many = _count(client, f"/api/assignments/{large.assignments.get().pk}/keys/")
-    assert few == many == 4  # session, user + role, the assignment, its keys
+    assert few == many == 5  # session, user + role, the assignment, its count, its keys
     assert _count(client, "/api/next-key/") == 3
 
 

@@ -7,11 +7,15 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import Assignment, AssignmentKey, Batch
+from annotate.models import Annotation, Assignment, AssignmentKey, Batch
+from annotate.services import annotation_get_or_create_for, annotation_save, pattern_create
 from mining.models import MiningRun
 from tests.e2e.conftest import log_in
-from tests.e2e.helpers import patient_expect  # noqa: F401 (an autouse fixture)
-from tests.factories import PASSWORD, StudyFactory, key_with_prefixes
+from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
+    open_first_key,
+    patient_expect,
+)
+from tests.factories import PASSWORD, StudyFactory, assigned_batch, key_with_prefixes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -131,3 +135,48 @@ def test_an_annotator_cannot_use_the_admin_screens(page, alice):
     expect(page.get_by_role("heading", name="My assignments")).to_be_visible()
     page.goto("/manage")
     expect(page.get_by_test_id("staff-only")).to_be_visible()
+
+
+def test_deactivating_an_annotator_keeps_their_drafts_from_the_replacement_by_default(
+    page, browser, live_server, carol, alice, bob
+):
+    _, (key,) = assigned_batch([alice], n_keys=1, name="alice's keys")
+    draft = annotation_get_or_create_for(key=key, annotator=alice)
+    draft = annotation_save(annotation=draft, actor=alice, note="alice's hunch", version=1)
+    pattern_create(
+        annotation=draft,
+        actor=alice,
+        description="alice sees numbers",
+        kind="shallow",
+        prefixes=list(key.prefixes.order_by("rank")[:3]),
+        version=draft.version,
+    )
+
+    log_in(page, "carol", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))
+    page.goto("/manage/annotators")
+    page.get_by_label("Give the unfinished keys of alice to").select_option(label="bob")
+    page.get_by_role("button", name="Deactivate and reassign…").first.click()
+    dialog = page.get_by_role("dialog", name="Deactivate alice?")
+    expect(dialog.get_by_label("Also give alice's drafts to bob")).not_to_be_checked()
+    expect(dialog.get_by_test_id("deactivate-outcome")).to_contain_text(
+        "bob starts each of these keys blank and will not see alice's patterns or notes."
+    )
+    dialog.get_by_role("button", name="Deactivate alice").click()
+    expect(dialog).to_have_count(0)
+    alice_row = page.get_by_test_id("annotators").get_by_role("row").filter(has_text="alice")
+    expect(alice_row.get_by_role("cell").nth(1)).to_have_text("no")
+
+    bob_context = browser.new_context(base_url=live_server.url, locale="en-US")
+    try:
+        bob_page = bob_context.new_page()
+        bob_page.set_default_timeout(15_000)
+        open_first_key(bob_page, "bob", PASSWORD, "alice's keys")
+        expect(bob_page).to_have_url(re.compile(rf"/keys/{key.pk}\?"))
+        expect(bob_page.get_by_text("No patterns yet.")).to_be_visible()
+        expect(bob_page.get_by_text("alice sees numbers")).to_have_count(0)
+        expect(bob_page.get_by_label("Note (saved automatically)")).to_have_value("")
+    finally:
+        bob_context.close()
+    kept = Annotation.objects.get(key=key, annotator=alice)
+    assert (kept.note, kept.patterns.count()) == ("alice's hunch", 1)

@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate.models import Annotation, Pattern, TriggerPrefix
+from tests.e2e.conftest import log_in
 from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
     expect_saved,
     open_first_key,
@@ -99,6 +100,26 @@ def test_annotator_completes_a_key_with_the_keyboard_only(page, alice):
     assert page.url.split("/keys/")[1].split("?")[0] == str(
         ({key.pk for key in keys} - {done.key_id}).pop()
     )
+
+
+def test_a_long_assignment_lists_its_keys_a_page_at_a_time(page, alice):
+    batch, keys = assigned_batch([alice], n_keys=120, n_prefixes=3, name="long")
+    assignment = batch.assignments.get()
+    log_in(page, "alice", PASSWORD)
+    expect(page.get_by_role("heading", name="My assignments")).to_be_visible()
+    page.get_by_role("link", name="long").click()
+    expect(page).to_have_url(re.compile(rf"/assignments/{assignment.pk}$"))
+    expect(page.get_by_test_id("keys-range")).to_have_text("Keys 1–100 of 120")
+    expect(page.get_by_test_id("assignment-key-row")).to_have_count(100)
+
+    page.get_by_role("button", name="Next keys").click()
+    expect(page.get_by_test_id("keys-range")).to_have_text("Keys 101–120 of 120")
+    expect(page.get_by_test_id("assignment-key-row")).to_have_count(20)
+    expect(page.get_by_role("button", name="Next keys")).to_be_disabled()
+    last = keys[-1]
+    page.get_by_role("link", name=f"Layer {last.layer} · key {last.index}").click()
+    expect(page).to_have_url(re.compile(rf"/keys/{last.pk}\?assignment={assignment.pk}$"))
+    expect(page.get_by_test_id("prefix-row")).to_have_count(3)
 
 
 def test_keyboard_help_opens_on_question_mark(page, alice):

@@ -2,10 +2,11 @@
 // token on unsafe methods, and every failure turned into an ApiError.
 import type {
   AdminAnnotator,
+  AnnotatorDeactivated,
   AnnotationState,
   Assignment,
   AssignmentCreateRequest,
-  AssignmentKey,
+  AssignmentKeyPage,
   Batch,
   BatchCreateRequest,
   BatchProgress,
@@ -150,8 +151,12 @@ export const api = {
   login: (credentials: LoginRequest) => request<User>('POST', '/api/auth/login/', credentials),
   logout: () => request<void>('POST', '/api/auth/logout/'),
   assignments: () => request<Assignment[]>('GET', '/api/assignments/'),
-  assignmentKeys: (assignmentId: number) =>
-    request<AssignmentKey[]>('GET', `/api/assignments/${assignmentId}/keys/`),
+  /** One page of an assignment's keys (`limit` at most 1000); `count` is the whole's. */
+  assignmentKeys: (assignmentId: number, offset = 0, limit = 100) =>
+    request<AssignmentKeyPage>(
+      'GET',
+      `/api/assignments/${assignmentId}/keys/?limit=${limit}&offset=${offset}`,
+    ),
   /** `undefined` (HTTP 204) when nothing is left to annotate. */
   nextKey: (assignmentId?: number) =>
     request<NextKey | undefined>(
@@ -188,9 +193,11 @@ export const api = {
     batchProgress: (batchId: number) =>
       request<BatchProgress>('GET', `/api/admin/batches/${batchId}/progress/`),
     annotators: () => request<AdminAnnotator[]>('GET', '/api/admin/annotators/'),
-    deactivate: (userId: number, reassignTo: number | string) =>
-      request<unknown>('POST', `/api/admin/annotators/${userId}/deactivate/`, {
+    /** `transferDrafts`: the replacement sees and continues the drafts (off: starts blank). */
+    deactivate: (userId: number, reassignTo: number | string, transferDrafts: boolean) =>
+      request<AnnotatorDeactivated>('POST', `/api/admin/annotators/${userId}/deactivate/`, {
         reassign_to: reassignTo,
+        transfer_drafts: transferDrafts,
       }),
     miningRuns: () => request<MiningRun[]>('GET', '/api/admin/mining-runs/'),
     miningRun: (runId: number) => request<MiningRun>('GET', `/api/admin/mining-runs/${runId}/`),

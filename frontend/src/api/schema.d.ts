@@ -283,7 +283,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: operations["assignments_keys_list"];
+        /**
+         * @description A page of the assignment's keys in (layer, index) order, each with the user's own
+         *     status; ``count`` is the number of keys of the whole assignment.
+         */
+        get: operations["assignments_keys_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -511,8 +515,8 @@ export interface components {
             /** @description The annotator who takes the unfinished keys. */
             reassign_to: number | string;
             /**
-             * @description Move the draft annotations along (no work lost); false: the new annotator starts blank.
-             * @default true
+             * @description False (the default): the new annotator starts each key blank and never sees the deactivated annotator's drafts, which stay with their author. True: the drafts move along and the new annotator sees and continues them.
+             * @default false
              */
             transfer_drafts: boolean;
         };
@@ -562,6 +566,13 @@ export interface components {
             status: (components["schemas"]["AnnotationStatusEnum"] | components["schemas"]["NullEnum"]) | null;
             version: number | null;
             pattern_count: number;
+        };
+        AssignmentKeyPage: {
+            /** @description Keys in the whole assignment. */
+            count: number;
+            limit: number;
+            offset: number;
+            results: components["schemas"]["AssignmentKey"][];
         };
         Batch: {
             id: number;
@@ -2065,9 +2076,14 @@ export interface operations {
             };
         };
     };
-    assignments_keys_list: {
+    assignments_keys_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Keys per page (at most 1000). */
+                limit?: number;
+                /** @description How many keys to skip, in (layer, index) order. */
+                offset?: number;
+            };
             header?: never;
             path: {
                 assignment_id: number;
@@ -2081,7 +2097,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AssignmentKey"][];
+                    "application/json": components["schemas"]["AssignmentKeyPage"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             403: {

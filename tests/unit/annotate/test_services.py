@@ -277,7 +277,9 @@ def test_the_audit_trail_holds_what_the_database_holds_after_every_change(work, 
     assert_recorded()
     annotation_reopen(annotation=annotation, actor=alice, version=8)
     assert_recorded()
-    annotator_deactivate_and_reassign(annotator=alice, reassign_to=bob, actor=None)
+    annotator_deactivate_and_reassign(
+        annotator=alice, reassign_to=bob, actor=None, transfer_drafts=True
+    )
     assert_recorded()
 
     events = list(AnnotationEvent.objects.filter(annotation=annotation))
@@ -441,14 +443,16 @@ def test_assignment_create_gives_the_whole_batch_and_is_idempotent(alice):
 # --- deactivation -----------------------------------------------------------------------
 
 
-def test_deactivating_an_annotator_moves_their_unfinished_keys_and_drafts(alice, bob, carol):
+def test_deactivation_moves_the_unfinished_keys_and_the_drafts_when_asked(alice, bob, carol):
     batch, keys = assigned_batch([alice], n_keys=3)
     done = annotation_get_or_create_for(key=keys[0], annotator=alice)
     annotation_submit(annotation=done, actor=alice, version=done.version)
     draft = annotation_get_or_create_for(key=keys[1], annotator=alice)
     annotation_save(annotation=draft, actor=alice, note="half way", version=draft.version)
 
-    result = annotator_deactivate_and_reassign(annotator=alice, reassign_to=bob, actor=carol)
+    result = annotator_deactivate_and_reassign(
+        annotator=alice, reassign_to=bob, actor=carol, transfer_drafts=True
+    )
 
     alice.refresh_from_db()
     assert not alice.is_active
@@ -462,6 +466,20 @@ def test_deactivating_an_annotator_moves_their_unfinished_keys_and_drafts(alice,
     assert (event.before["annotator"], event.after["annotator"]) == ("alice", "bob")
     done.refresh_from_db()
     assert done.annotator == alice
+
+
+def test_deactivation_leaves_the_drafts_with_their_author_by_default(alice, bob, carol):
+    _, keys = assigned_batch([alice], n_keys=1)
+    draft = annotation_get_or_create_for(key=keys[0], annotator=alice)
+    annotation_save(annotation=draft, actor=alice, note="half way", version=draft.version)
+
+    result = annotator_deactivate_and_reassign(annotator=alice, reassign_to=bob, actor=carol)
+
+    assert (result.keys_moved, result.drafts_moved) == (1, 0)
+    draft.refresh_from_db()
+    assert draft.annotator == alice and draft.note == "half way"
+    assert not Annotation.objects.filter(annotator=bob).exists()
+    assert not AnnotationEvent.objects.filter(action="reassign").exists()
 
 
 def test_deactivation_skips_keys_the_new_annotator_already_has(alice, bob, carol):

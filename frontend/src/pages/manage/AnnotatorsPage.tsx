@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { api } from '../../api/client';
@@ -66,22 +66,9 @@ function Deactivate({
   const { t } = useTranslation();
   const candidates = others.filter((other) => other.is_active && other.id !== annotator.id);
   const [target, setTarget] = useState<string>('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [asking, setAsking] = useState(false);
   const selectId = `reassign-${annotator.id}`;
-
-  async function run() {
-    if (!target) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await api.admin.deactivate(annotator.id, Number(target));
-      onDone();
-    } catch (failure) {
-      setError(errorMessage(failure, t));
-      setBusy(false);
-    }
-  }
+  const replacement = candidates.find((other) => String(other.id) === target);
 
   return (
     <div className="inline-fields">
@@ -96,14 +83,104 @@ function Deactivate({
           </option>
         ))}
       </select>
-      <button type="button" disabled={!target || busy} onClick={() => void run()}>
+      <button type="button" disabled={!replacement} onClick={() => setAsking(true)}>
         {t('annotators.deactivateAndReassign')}
       </button>
-      {error && (
-        <span role="alert" className="alert">
-          {error}
-        </span>
+      {asking && replacement && (
+        <DeactivateDialog
+          annotator={annotator}
+          replacement={replacement}
+          onCancel={() => setAsking(false)}
+          onDone={onDone}
+        />
       )}
+    </div>
+  );
+}
+
+/**
+ * Asks whether the drafts go along, and says what the replacement will see either way.
+ * Off by default: annotators are blind to each other's work (DESIGN §4.1).
+ */
+export function DeactivateDialog({
+  annotator,
+  replacement,
+  onCancel,
+  onDone,
+}: {
+  annotator: AdminAnnotator;
+  replacement: AdminAnnotator;
+  onCancel: () => void;
+  onDone: () => void;
+}) {
+  const { t } = useTranslation();
+  const [transferDrafts, setTransferDrafts] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const firstRef = useRef<HTMLInputElement>(null);
+  const names = { name: annotator.username, target: replacement.username };
+  const headingId = `deactivate-heading-${annotator.id}`;
+
+  useEffect(() => {
+    const previous = document.activeElement as HTMLElement | null;
+    firstRef.current?.focus();
+    return () => previous?.focus?.();
+  }, []);
+
+  async function confirm() {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.admin.deactivate(annotator.id, replacement.id, transferDrafts);
+      onDone();
+    } catch (failure) {
+      setError(errorMessage(failure, t));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <div className="overlay" onClick={onCancel}>
+      <div
+        className="dialog card stack"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={headingId}
+        onClick={(event) => event.stopPropagation()}
+        onKeyDown={(event) => {
+          if (event.key === 'Escape') onCancel();
+        }}
+      >
+        <h2 id={headingId}>{t('annotators.dialogHeading', names)}</h2>
+        <p>{t('annotators.dialogIntro', names)}</p>
+        <label className="checkbox">
+          <input
+            ref={firstRef}
+            type="checkbox"
+            checked={transferDrafts}
+            onChange={(e) => setTransferDrafts(e.target.checked)}
+          />
+          {t('annotators.transferDrafts', names)}
+        </label>
+        <p data-testid="deactivate-outcome">
+          {transferDrafts
+            ? t('annotators.outcomeTransfer', names)
+            : t('annotators.outcomeBlank', names)}
+        </p>
+        <div className="inline-fields">
+          <button type="button" disabled={busy} onClick={() => void confirm()}>
+            {t('annotators.confirmDeactivate', names)}
+          </button>
+          <button type="button" onClick={onCancel}>
+            {t('annotators.cancel')}
+          </button>
+        </div>
+        {error && (
+          <p role="alert" className="alert">
+            {error}
+          </p>
+        )}
+      </div>
     </div>
   );
 }

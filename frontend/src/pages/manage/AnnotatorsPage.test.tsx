@@ -1,0 +1,101 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+
+import type { AdminAnnotator } from '../../api/types';
+import { carol, json, mockApi, renderApp } from '../../test/utils';
+
+function annotator(id: number, username: string, isActive = true): AdminAnnotator {
+  return { id, username, is_active: isActive, keys_assigned: 4, keys_submitted: 1 };
+}
+
+const ALICE = annotator(1, 'alice');
+const BOB = annotator(2, 'bob');
+
+/** The annotators screen, with a deactivation endpoint that records what it was sent. */
+function setUp() {
+  const sent: unknown[] = [];
+  let listed = [ALICE, BOB];
+  const fetchMock = mockApi({
+    'GET /api/admin/annotators/': () => json(200, listed),
+    'POST /api/admin/annotators/1/deactivate/': (init) => {
+      sent.push(JSON.parse(String(init?.body)));
+      listed = [{ ...ALICE, is_active: false }, BOB];
+      return json(200, { annotator: listed[0], keys_moved: 3, keys_skipped: 0, drafts_moved: 0 });
+    },
+  });
+  renderApp({ path: '/manage/annotators', user: carol });
+  return { sent, fetchMock };
+}
+
+async function openDialog() {
+  const table = await screen.findByTestId('annotators');
+  await userEvent.selectOptions(
+    within(table).getByLabelText('Give the unfinished keys of alice to'),
+    'bob',
+  );
+  await userEvent.click(within(table).getAllByRole('button', { name: 'Deactivate and reassign…' })[0]!);
+  return screen.getByRole('dialog', { name: 'Deactivate alice?' });
+}
+
+describe('AnnotatorsPage: deactivating an annotator', () => {
+  it('asks first, keeps the drafts by default and says that bob starts blank', async () => {
+    const { sent } = setUp();
+    const dialog = await openDialog();
+
+    const transfer = within(dialog).getByLabelText("Also give alice's drafts to bob");
+    expect(transfer).not.toBeChecked();
+    expect(within(dialog).getByTestId('deactivate-outcome')).toHaveTextContent(
+      "bob starts each of these keys blank and will not see alice's patterns or notes.",
+    );
+    expect(sent).toEqual([]); // nothing happens before the admin confirms
+
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Deactivate alice' }));
+
+    expect(sent).toEqual([{ reassign_to: 2, transfer_drafts: false }]);
+    expect(await screen.findByText('no')).toBeInTheDocument(); // alice, reloaded: inactive
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+  });
+
+  it('hands the drafts over only when asked, and says that bob will see them', async () => {
+    const { sent } = setUp();
+    const dialog = await openDialog();
+
+    await userEvent.click(within(dialog).getByLabelText("Also give alice's drafts to bob"));
+    expect(within(dialog).getByTestId('deactivate-outcome')).toHaveTextContent(
+      "bob will see alice's draft patterns and notes on these keys and carry on from them",
+    );
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Deactivate alice' }));
+
+    expect(sent).toEqual([{ reassign_to: 2, transfer_drafts: true }]);
+  });
+
+  it('cancels without a request, and reopens with the drafts kept again', async () => {
+    const { sent } = setUp();
+    let dialog = await openDialog();
+    await userEvent.click(within(dialog).getByLabelText("Also give alice's drafts to bob"));
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+
+    await userEvent.click(screen.getAllByRole('button', { name: 'Deactivate and reassign…' })[0]!);
+    dialog = screen.getByRole('dialog', { name: 'Deactivate alice?' });
+    expect(within(dialog).getByLabelText("Also give alice's drafts to bob")).not.toBeChecked();
+    await userEvent.keyboard('{Escape}');
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+    expect(sent).toEqual([]);
+  });
+
+  it('shows the error in the dialog when the server refuses', async () => {
+    mockApi({
+      'GET /api/admin/annotators/': () => json(200, [ALICE, BOB]),
+      'POST /api/admin/annotators/1/deactivate/': () =>
+        json(400, { detail: 'bob is not an active annotator.' }),
+    });
+    renderApp({ path: '/manage/annotators', user: carol });
+    const dialog = await openDialog();
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Deactivate alice' }));
+    expect(await within(dialog).findByRole('alert')).toHaveTextContent(
+      'bob is not an active annotator.',
+    );
+  });
+});
