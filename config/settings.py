@@ -290,6 +290,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 # Mining runs on GPU workers (queue ``gpu``); the demo's single worker consumes both.
 CELERY_TASK_ROUTES = {"mining.*": {"queue": "gpu"}}
+# A mining run whose workers gave no sign of life (heartbeat) for this long has its work
+# queued again; after FFKV_RUN_STALE_REQUEUES such re-queues in a row it fails, with the
+# reason. Workers beat every tenth of it (at most every 30 s).
+RUN_STALE_AFTER_S = _env_int("FFKV_RUN_STALE_AFTER_S", 600)
+RUN_STALE_REQUEUES = _env_int("FFKV_RUN_STALE_REQUEUES", 3)
+if RUN_STALE_AFTER_S < 1 or RUN_STALE_REQUEUES < 0:
+    raise ImproperlyConfigured(
+        "FFKV_RUN_STALE_AFTER_S must be 1 or more and FFKV_RUN_STALE_REQUEUES 0 or more"
+    )
 
 LOGGING = {
     "version": 1,
