@@ -8,6 +8,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -113,3 +114,59 @@ def tiny_job(folder: Path, sentences: int) -> tuple[Path, Path]:
     corpus = folder / "corpus.txt"
     corpus.write_text("\n".join(random_sentences(sentences, seed=11)) + "\n", encoding="utf-8")
     return model, corpus
+
+
+class ProductionWorker:
+    """``celery -A config worker -Q gpu --concurrency 1 -n NAME@%h``, as docker-compose's
+    worker-gpu runs it (the prefork pool with one child), against the test database."""
+
+    def __init__(self, name: str, data_dir: Path, log: Path, env: dict[str, str]) -> None:
+        from tests.integration.conftest import ROOT, database_url_of_test_db
+
+        self.name, self.log = name, log
+        self._log_file = log.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                "gpu",
+                "--concurrency",
+                "1",
+                "-n",
+                f"{name}@%h",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "DJANGO_SETTINGS_MODULE": "config.settings",
+                "DATABASE_URL": database_url_of_test_db(),
+                "FFKV_DATA_DIR": str(data_dir),
+                "PYTHONUNBUFFERED": "1",
+                **env,
+            },
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def ready(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"worker {self.name} exited:\n{self.log.read_text()[-3000:]}")
+        return b"ready." in self.log.read_bytes()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        self._log_file.close()
