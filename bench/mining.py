@@ -7,7 +7,10 @@ Run from the repository root: ``python bench/mining.py`` (``--model`` to choose,
 GPT-2-small-sized model built from its config with random weights and SmolLM2's
 tokenizer, for GPU runs with nothing to download). It prints its figures and the
 budgets; it exits non-zero only when something crashes, never on a missed budget.
-No Django: only ``mining.core``.
+No Django: only ``mining.core``. Then the scale-out bench (``bench/mining_scale.py``,
+in a child process with Django, PostgreSQL and Redis) times one run for 1, 2 and 3
+worker processes: ``--workers 1,2,3`` (the default) chooses the counts, ``--workers ""``
+skips it, ``--only-workers`` runs it alone.
 """
 
 from __future__ import annotations
@@ -194,10 +197,18 @@ def main() -> int:
     parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
     parser.add_argument("--sentences", type=int, help="throughput sentences (default per model)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory bench")
+    parser.add_argument(
+        "--workers",
+        default="1,2,3",
+        help='scale-out: worker process counts, comma-separated ("" skips it)',
+    )
+    parser.add_argument("--only-workers", action="store_true", help="only the scale-out bench")
     args = parser.parse_args()
     if args.child:
         child_run(args.child)
         return 0
+    if args.only_workers:
+        return scale_out(args.workers)
     if not CORPUS.is_file():
         print(f"mining bench: corpus {CORPUS} is absent; nothing measured")
         return 0
@@ -249,7 +260,18 @@ def main() -> int:
         "utilisation and the lowest mining ratio measured here)"
     )
     print(f"mining bench: {time.perf_counter() - started:.0f} s")
-    return 0
+    return scale_out(args.workers)
+
+
+def scale_out(workers: str) -> int:
+    """One run's wall time for each worker count (bench/mining_scale.py, its own process:
+    it sets up Django and starts the workers)."""
+    if not workers.strip():
+        return 0
+    script = REPO / "bench" / "mining_scale.py"
+    return subprocess.run(
+        [sys.executable, str(script), "--workers", workers], check=False
+    ).returncode
 
 
 if __name__ == "__main__":

@@ -325,6 +325,15 @@ CELERY_TASK_ROUTES = {"mining.*": {"queue": "gpu"}}
 # A running export job whose worker sent no heartbeat for this long lost its worker
 # (killed): it is marked failed, and its partial file is never offered.
 EXPORT_STALE_SECONDS = _env_int("FFKV_EXPORT_STALE_SECONDS", 300)
+# A mining run whose workers gave no sign of life (heartbeat) for this long has its work
+# queued again; after FFKV_RUN_STALE_REQUEUES such re-queues in a row it fails, with the
+# reason. Workers beat every tenth of it (at most every 30 s).
+RUN_STALE_AFTER_S = _env_int("FFKV_RUN_STALE_AFTER_S", 600)
+RUN_STALE_REQUEUES = _env_int("FFKV_RUN_STALE_REQUEUES", 3)
+if RUN_STALE_AFTER_S < 1 or RUN_STALE_REQUEUES < 0:
+    raise ImproperlyConfigured(
+        "FFKV_RUN_STALE_AFTER_S must be 1 or more and FFKV_RUN_STALE_REQUEUES 0 or more"
+    )
 
 # Every line carries the id of the request it was written in (config/logging.py).
 # json: one object a line, for a log collector (the production default); text: for

@@ -61,6 +61,14 @@ class RunOutputSerializer(serializers.Serializer):
         return mining_run_progress(run=run)
 
 
+def _check_stale_runs() -> None:
+    """The pages the admin follows a run on also look for stale runs: a run left without
+    any worker shows as failed, with the reason, instead of "mining" forever."""
+    from .tasks import requeue_stale_runs
+
+    requeue_stale_runs()
+
+
 def _run_or_404(run_id: int) -> MiningRun:
     run = mining_run_list().filter(pk=run_id).first()
     if run is None:
@@ -92,6 +100,7 @@ class MiningRunListCreateApi(APIView):
 
     @extend_schema(responses={200: RunOutputSerializer(many=True), 403: ErrorSerializer})
     def get(self, request: Request) -> Response:
+        _check_stale_runs()
         return Response(RunOutputSerializer(mining_run_list()[:200], many=True).data)
 
     @extend_schema(
@@ -138,6 +147,7 @@ class MiningRunDetailApi(APIView):
 
     @extend_schema(responses={200: RunOutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
     def get(self, request: Request, run_id: int) -> Response:
+        _check_stale_runs()
         return Response(RunOutputSerializer(_run_or_404(run_id)).data)
 
 

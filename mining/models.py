@@ -47,9 +47,15 @@ class MiningRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A worker's sign of life while it prepares, mines or merges this run; a run whose
+    # heartbeat is older than FFKV_RUN_STALE_AFTER_S has its work queued again
+    # (services.mining_run_requeue_stale), and fails after a few such re-queues.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    requeues = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat")]
 
     def __str__(self) -> str:
         return f"mining run {self.pk} ({self.study_name})"
@@ -77,6 +83,8 @@ class MiningShard(models.Model):
     tokens_total = models.BigIntegerField(default=0)
     tokens_per_second = models.FloatField(default=0.0)
     attempts = models.PositiveIntegerField(default=0)
+    # Who mined it last: "hostname pid" of the worker process (or of `manage.py mine`).
+    worker = models.CharField(max_length=300, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -10,14 +10,17 @@ import dataclasses
 import json
 import os
 import shutil
+import socket
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from annotate.models import Study
@@ -51,6 +54,15 @@ CANCELLED = "Cancelled by {user}."
 PERTURB_TOP_N = 50  # the paper's §3.2 uses each key's top-50 trigger prefixes
 PROGRESS_EVERY_S = 1.0  # how often a shard writes its progress row
 CANCEL_CHECK_EVERY_S = 2.0
+HEARTBEAT_MAX_EVERY_S = 30.0
+STALE_CHECK_MAX_EVERY_S = 60.0
+STALE_RUN = (
+    "no worker heartbeat for {seconds} s: its work was queued again {requeues} times "
+    "without a worker taking it up (FFKV_RUN_STALE_AFTER_S={stale_after})"
+)
+# The states in which some worker holds the run; a queued run waits for a free worker
+# (its prepare message sits in the broker), which is not a stale run.
+WORKING = (MiningRun.Status.PREPARING, MiningRun.Status.MINING, MiningRun.Status.MERGING)
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(MineConfig)}
 Progress = Callable[[int, int], None]
@@ -64,6 +76,11 @@ def run_dir(run: MiningRun) -> Path:
 
 def shard_path(shard: MiningShard) -> Path:
     return run_dir(shard.run) / f"shard-{shard.index:04d}.pt"
+
+
+def this_worker() -> str:
+    """Names the process that mines a shard, recorded on the shard."""
+    return f"{socket.gethostname()} pid {os.getpid()}"
 
 
 def mining_config(run: MiningRun) -> MineConfig:
@@ -214,8 +231,9 @@ def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
     Rerunnable: a store already built is reused, shard rows are created once. The work
     folder gets its manifest here; a folder that is not this run's is refused.
     """
+    now = timezone.now()
     MiningRun.objects.filter(pk=run.pk).update(
-        status=MiningRun.Status.PREPARING, started_at=timezone.now()
+        status=MiningRun.Status.PREPARING, started_at=now, heartbeat_at=now, requeues=0
     )
     config = mining_config(run)
     loaded = model_for(config)
@@ -257,11 +275,14 @@ def _throttled(every_s: float, fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def mining_shard_mine(*, shard: MiningShard, progress: Progress | None = None) -> bool:
+def mining_shard_mine(
+    *, shard: MiningShard, progress: Progress | None = None, worker: str | None = None
+) -> bool:
     """Mine one shard, checkpointing, resuming a previous attempt if there was one.
 
     Returns True when this call completed the last shard of its run, so that the caller
-    starts the merge (exactly one caller sees True).
+    starts the merge (exactly one caller sees True). ``worker`` names the process on the
+    shard's row (default: this host and pid); the run's heartbeat goes with progress.
     """
     run = shard.run
     if run.status != MiningRun.Status.MINING:
@@ -271,8 +292,11 @@ def mining_shard_mine(*, shard: MiningShard, progress: Progress | None = None) -
     loaded = model_for(config)
     store = CorpusStore.open(config.store_dir or "")
     MiningShard.objects.filter(pk=shard.pk).update(
-        status=MiningShard.Status.RUNNING, attempts=shard.attempts + 1
+        status=MiningShard.Status.RUNNING,
+        attempts=shard.attempts + 1,
+        worker=(worker or this_worker())[:300],
     )
+    mining_run_heartbeat(run_id=run.pk)
     started = time.monotonic()
 
     def write_progress(sentences: int, tokens: int) -> None:
@@ -282,9 +306,12 @@ def mining_shard_mine(*, shard: MiningShard, progress: Progress | None = None) -
         )
 
     throttled_write = _throttled(PROGRESS_EVERY_S, write_progress)
+    # A sign of life per group of batches, not per batch: one more UPDATE every few s.
+    throttled_beat = _throttled(heartbeat_every_s(), lambda: mining_run_heartbeat(run_id=run.pk))
 
     def on_progress(sentences: int, tokens: int) -> None:
         throttled_write(sentences, tokens)
+        throttled_beat()
         if progress is not None:
             progress(sentences, tokens)
 
@@ -310,9 +337,13 @@ def mining_shard_mine(*, shard: MiningShard, progress: Progress | None = None) -
         locked = MiningRun.objects.select_for_update().get(pk=run.pk)
         pending = locked.shards.exclude(status=MiningShard.Status.DONE).exists()
         if pending or locked.status != MiningRun.Status.MINING:
+            if locked.status == MiningRun.Status.MINING:
+                mining_run_heartbeat(run_id=run.pk)
             return False
         locked.status = MiningRun.Status.MERGING
-        locked.save(update_fields=["status"])
+        locked.heartbeat_at = timezone.now()
+        locked.requeues = 0
+        locked.save(update_fields=["status", "heartbeat_at", "requeues"])
         return True
 
 
@@ -322,6 +353,7 @@ def mining_run_merge(*, run: MiningRun) -> Study:
     if run.study_id is not None:
         return Study.objects.get(pk=run.study_id)
     check_run_dir(run)
+    mining_run_heartbeat(run_id=run.pk)
     config = mining_config(run)
     loaded = model_for(config)
     store = CorpusStore.open(config.store_dir or "")
@@ -360,6 +392,75 @@ def mining_run_merge(*, run: MiningRun) -> Study:
     for shard in shards:  # the store stays: perturbation and re-scoring read it later
         shard_path(shard).unlink(missing_ok=True)
     return study
+
+
+# --- heartbeat and stale runs -----------------------------------------------------------
+
+
+def heartbeat_every_s() -> float:
+    return min(HEARTBEAT_MAX_EVERY_S, settings.RUN_STALE_AFTER_S / 10)
+
+
+def stale_check_every_s() -> float:
+    return max(1.0, min(STALE_CHECK_MAX_EVERY_S, settings.RUN_STALE_AFTER_S / 5))
+
+
+def mining_run_heartbeat(*, run_id: int, now: datetime | None = None) -> None:
+    """A worker is at work on the run: record it, and forget earlier re-queues."""
+    MiningRun.objects.filter(pk=run_id, status__in=WORKING).update(
+        heartbeat_at=now or timezone.now(), requeues=0
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class StaleRun:
+    """A stale run claimed for a re-queue: what to send again."""
+
+    run_id: int
+    status: str  # preparing → prepare_run; mining → mine_shard per shard; merging → merge_run
+    shard_ids: tuple[int, ...] = ()
+
+
+def _last_sign_of_life(run: MiningRun) -> datetime:
+    return run.heartbeat_at or run.started_at or run.created_at
+
+
+def mining_run_claim_stale(*, now: datetime | None = None) -> list[StaleRun]:
+    """Runs some worker held whose heartbeat stopped: claim each for a re-queue, or fail it.
+
+    A run is stale once its last heartbeat is older than FFKV_RUN_STALE_AFTER_S times
+    (re-queues so far + 1): each re-queue gives the workers one more such window. Past
+    FFKV_RUN_STALE_REQUEUES re-queues it fails, with the reason. Claims are conditional
+    updates, so that of several processes checking at once one re-queues a run.
+    Re-sending is safe: shards resume from their checkpoints, a finished shard returns at
+    once, prepare reuses its store, and merge runs only while the run is merging.
+    """
+    now = now or timezone.now()
+    window = timedelta(seconds=settings.RUN_STALE_AFTER_S)
+    claimed: list[StaleRun] = []
+    for run in MiningRun.objects.filter(status__in=WORKING, cancel_requested=False):
+        last = _last_sign_of_life(run)
+        if last > now - window * (run.requeues + 1):
+            continue
+        unchanged = MiningRun.objects.filter(
+            pk=run.pk, status=run.status, requeues=run.requeues, heartbeat_at=run.heartbeat_at
+        )
+        if run.requeues >= settings.RUN_STALE_REQUEUES:
+            error = STALE_RUN.format(
+                seconds=int((now - last).total_seconds()),
+                requeues=run.requeues,
+                stale_after=settings.RUN_STALE_AFTER_S,
+            )
+            unchanged.update(status=MiningRun.Status.FAILED, error=error, finished_at=now)
+            continue
+        if not unchanged.update(requeues=F("requeues") + 1):
+            continue  # a heartbeat or another checker came first
+        shard_ids: tuple[int, ...] = ()
+        if run.status == MiningRun.Status.MINING:
+            pending = run.shards.exclude(status=MiningShard.Status.DONE).order_by("index")
+            shard_ids = tuple(pending.values_list("pk", flat=True))
+        claimed.append(StaleRun(run_id=run.pk, status=run.status, shard_ids=shard_ids))
+    return claimed
 
 
 def mining_run_fail(*, run: MiningRun, error: str) -> None:

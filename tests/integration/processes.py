@@ -1,0 +1,172 @@
+"""Real processes the fault tests stop and start: a Redis server of the test's own, and a
+tiny model with a corpus on disk that worker processes mine in seconds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import service_missing
+
+PRIVATE_PORTS = range(6391, 6400)  # never the shared Redis on 6379
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def poll(condition, timeout: float, what: str, log: Path | None = None):
+    """``condition()``'s first truthy value, polled until a deadline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    tail = log.read_text(errors="replace")[-4000:] if log and log.is_file() else ""
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n{tail}")
+
+
+class RedisServer:
+    """``redis-server`` on a free private port, without persistence: a stop loses every
+    message it held, queued or delivered and not yet acknowledged (the harshest case)."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            service_missing("needs the redis-server program (apt-get install redis-server)")
+        port = next((p for p in PRIVATE_PORTS if _port_free(p)), None)
+        if port is None:
+            service_missing(f"no free port for a private Redis in {PRIVATE_PORTS}")
+        self.binary, self.port, self.folder = binary, port, folder
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.log = folder / f"redis-{port}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stops = 0
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.folder),
+                "--logfile",
+                str(self.log),
+            ],
+            start_new_session=True,
+        )
+        import redis
+
+        def answers() -> bool:
+            assert self.process is not None and self.process.poll() is None, self.log.read_text()
+            try:
+                return bool(redis.Redis(port=self.port, socket_connect_timeout=1).ping())
+            except redis.exceptions.RedisError:
+                return False
+
+        poll(answers, 20, f"redis-server on port {self.port}", self.log)
+
+    def stop(self) -> None:
+        """SIGKILL, as a crashed or killed container: no goodbye to the clients."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+            self.stops += 1
+        self.process = None
+
+
+@pytest.fixture
+def private_redis(tmp_path) -> RedisServer:
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+def tiny_job(folder: Path, sentences: int) -> tuple[Path, Path]:
+    """The GPT-2 fixture (fixtures/models/gpt2.json) with seeded weights, saved where a
+    worker process loads it, and ``sentences`` distinct lines to mine."""
+    from tests.mining.conftest import save_tiny_model
+    from tests.unit.mining.conftest import random_sentences
+
+    model = save_tiny_model("gpt2", folder / "tiny-gpt2")
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(random_sentences(sentences, seed=11)) + "\n", encoding="utf-8")
+    return model, corpus
+
+
+class ProductionWorker:
+    """``celery -A config worker -Q gpu --concurrency 1 -n NAME@%h``, as docker-compose's
+    worker-gpu runs it (the prefork pool with one child), against the test database."""
+
+    def __init__(self, name: str, data_dir: Path, log: Path, env: dict[str, str]) -> None:
+        from tests.integration.conftest import ROOT, database_url_of_test_db
+
+        self.name, self.log = name, log
+        self._log_file = log.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                "gpu",
+                "--concurrency",
+                "1",
+                "-n",
+                f"{name}@%h",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "DJANGO_SETTINGS_MODULE": "config.settings",
+                "DATABASE_URL": database_url_of_test_db(),
+                "FFKV_DATA_DIR": str(data_dir),
+                "PYTHONUNBUFFERED": "1",
+                **env,
+            },
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def ready(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"worker {self.name} exited:\n{self.log.read_text()[-3000:]}")
+        return b"ready." in self.log.read_bytes()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        self._log_file.close()
