@@ -12,10 +12,12 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
+from .limits import MAX_DESCRIPTION, MAX_NOTE
+
 # Ceilings on the free text that annotators write (DESIGN §9): the API answers 400 above
 # them, the services refuse them, and a check constraint keeps them in the database.
-NOTE_MAX_LENGTH = 20_000
-PATTERN_DESCRIPTION_MAX_LENGTH = 2_000
+NOTE_MAX_LENGTH = MAX_NOTE
+PATTERN_DESCRIPTION_MAX_LENGTH = MAX_DESCRIPTION
 
 
 class Study(models.Model):

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..limits import MAX_LAYER
 from ..models import Batch, Study
 from ..permissions import IsAdmin
 from ..selectors import (
@@ -43,7 +44,6 @@ BATCH_MODE_NEEDS = {
     "list": ("keys", "Give the keys as a list of {layer, index}."),
 }
 MAX_KEYS_IN_LIST = 100_000
-MAX_LAYER = 10_000
 
 _ADMIN_ERRORS = {400: OpenApiTypes.OBJECT, 403: ErrorSerializer, 404: ErrorSerializer}
 

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..limits import MAX_DESCRIPTION, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
 from ..models import Annotation, Key, Pattern, TriggerPrefix
 from ..permissions import IsAnnotator
 from ..selectors import (
@@ -46,11 +47,6 @@ from ..services import (
     pattern_update,
 )
 from .common import (
-    MAX_DESCRIPTION,
-    MAX_NOTE,
-    MAX_RANK,
-    MAX_RANKS,
-    MAX_VERSION,
     NOT_FOUND,
     AnnotationStateSerializer,
     ApiErrorsMixin,

@@ -10,17 +10,9 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from ..models import NOTE_MAX_LENGTH, PATTERN_DESCRIPTION_MAX_LENGTH
 from ..selectors import LABELS, AnnotationView, annotation_view
 from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
 
-# Bounds on free text, so that a huge body is a 400 and not a slow write (DESIGN §9);
-# the database holds the same ceilings (annotate.models).
-MAX_DESCRIPTION = PATTERN_DESCRIPTION_MAX_LENGTH
-MAX_NOTE = NOTE_MAX_LENGTH
-MAX_RANKS = 1_000
-MAX_RANK = 100_000
-MAX_VERSION = 2**31 - 1
 NOT_FOUND = "Not found."
 
 
