@@ -38,10 +38,20 @@ from .services import ServiceError, annotation_state, user_create_annotator
 WRITE_CHUNK = 500
 IMPORT_BATCH_NAME = "imported"
 # annotate.models.TriggerPrefix.next_token_id: -1 is the end of the sentence (and, in an
-# import, any next token: the file carries no ids); -2 is unknown (a cut sentence, whose
-# next_token the export writes as null).
+# import of a file without token ids, any next token); -2 is unknown (a cut sentence,
+# whose next_token the export writes as null).
 NEXT_TOKEN_ID_NONE = -1
 NEXT_TOKEN_UNKNOWN = -2
+TRIGGER_TOKEN_ID_NONE = -1  # a file without token ids
+# A key's additive fields (DESIGN §6) that an import writes as the file gives them.
+KEY_ADDITIVE = (
+    "value_top_token_ids",
+    "density",
+    "max_coefficient",
+    "mean_coefficient",
+    "histogram",
+    "perturbation",
+)
 
 ANNOTATOR_REFUSED = (
     "{name!r} is not an annotator ({why}); an import attaches work to annotators only"
@@ -60,7 +70,9 @@ class ImportFileError(ServiceError):
 
 @dataclass(frozen=True)
 class ImportedStudy:
-    """The study's header (the file's ``study`` object, and the name it takes)."""
+    """The study's header (the file's ``study`` object, and the name it takes). The
+    fields after ``d_ff`` are additive (DESIGN §6): a file without them gets these
+    defaults, those of a study that was not mined here."""
 
     name: str
     model: str
@@ -69,6 +81,11 @@ class ImportedStudy:
     seed: int
     n_layers: int
     d_ff: int
+    is_causal: bool = True
+    vocab_size: int = 0
+    show_value_tokens: bool = False
+    value_agreement: dict[str, Any] = field(default_factory=dict)
+    mining_definitions: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,10 +130,20 @@ def _refused_annotators(
 
 
 def _suffix(prefix: dict[str, Any]) -> str:
-    # Not in the v1 contract: the rest of the sentence after the prefix, where the
-    # prefix is the sentence's start (always so for causal models).
+    # Additive (DESIGN §6): where the file has none, the rest of the sentence after the
+    # prefix, where the prefix is the sentence's start (always so for causal models).
+    if "suffix" in prefix:
+        return str(prefix["suffix"])
     sentence, text = prefix["sentence"], prefix["text"]
     return sentence[len(text) :] if sentence.startswith(text) else ""
+
+
+def _next_token_id(prefix: dict[str, Any]) -> int:
+    # Additive; a file without token ids: a null next token (cut sentence) is unknown,
+    # any other one "no id" (-1).
+    if "next_token_id" in prefix:
+        return int(prefix["next_token_id"])
+    return NEXT_TOKEN_UNKNOWN if prefix["next_token"] is None else NEXT_TOKEN_ID_NONE
 
 
 @dataclass
@@ -137,6 +164,8 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
                 layer=r["key"]["layer"],
                 index=r["key"]["index"],
                 value_top_tokens=r["key"]["value_top_tokens"],
+                # Additive fields (DESIGN §6): the model's defaults where the file has none.
+                **{name: r["key"][name] for name in KEY_ADDITIVE if name in r["key"]},
             )
             for r in records
         ]
@@ -148,10 +177,9 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
             coefficient=p["coefficient"],
             text=p["text"],
             trigger_token=p["trigger_token"],
-            trigger_token_id=-1,
+            trigger_token_id=p.get("trigger_token_id", TRIGGER_TOKEN_ID_NONE),
             next_token=p["next_token"],
-            # The file has no token ids; a null next token (cut sentence) stays unknown.
-            next_token_id=(NEXT_TOKEN_UNKNOWN if p["next_token"] is None else NEXT_TOKEN_ID_NONE),
+            next_token_id=_next_token_id(p),
             suffix=_suffix(p),
             sentence=p["sentence"],
             sentence_index=p["sentence_index"],
@@ -270,6 +298,11 @@ def study_create_imported(
         seed=header.seed,
         n_layers=header.n_layers,
         d_ff=header.d_ff,
+        is_causal=header.is_causal,
+        vocab_size=header.vocab_size,
+        show_value_tokens=header.show_value_tokens,
+        value_agreement=header.value_agreement,
+        mining_definitions=header.mining_definitions,
         created_by=author,
     )
     result = ImportResult(study=study)

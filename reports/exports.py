@@ -54,12 +54,21 @@ def export_filename(*, study: Study, fmt: str) -> str:
 
 
 def _study_header(study: Study) -> dict[str, Any]:
+    """The line's ``study``: the v1 contract's five fields, then the additive ones
+    (DESIGN §6) that the report reads and a mined study cannot be given back without."""
     return {
         "name": study.name,
         "model": study.model_name,
         "corpus": study.corpus,
         "top_k": study.top_k,
         "seed": study.seed,
+        "n_layers": study.n_layers,
+        "d_ff": study.d_ff,
+        "is_causal": study.is_causal,
+        "vocab_size": study.vocab_size,
+        "show_value_tokens": study.show_value_tokens,
+        "value_agreement": study.value_agreement,
+        "mining_definitions": study.mining_definitions,
     }
 
 
@@ -85,22 +94,27 @@ def export_jsonl(
     progress: ProgressCallback | None = None,
 ) -> Iterator[str]:
     """DESIGN §6's JSONL: one line per key, in (layer, index) order; yields one string per
-    chunk of keys so that a streamed response holds one chunk at a time."""
-    header = _study_header(study)
+    chunk of keys so that a streamed response holds one chunk at a time.
+
+    Beside the v1 contract every line carries additive fields, so that an import gives
+    back the study's report exactly (``reports.imports`` validates and keeps them): the
+    study's ``n_layers``, ``d_ff``, ``is_causal``, ``vocab_size``,
+    ``show_value_tokens``, ``value_agreement`` (§4 over every key,
+    ffkv.value-agreement/v1) and ``mining_definitions``; per key ``value_top_token_ids``,
+    ``density``, ``max_coefficient``, ``mean_coefficient``, ``histogram`` and
+    ``perturbation``; per prefix ``trigger_token_id``, ``next_token_id`` and ``suffix``.
+    Each line is ``json.dumps`` of its object; the study's part, the same on every line,
+    is serialised once."""
+
+    def dumps(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+    head = f'{{"schema": {dumps(SCHEMA)}, "study": {dumps(_study_header(study))}, "key": '
     for chunk in _chunks(study, layers, chunk_size, progress):
         yield "".join(
-            json.dumps(
-                {
-                    "schema": SCHEMA,
-                    "study": header,
-                    "key": record["key"],
-                    "prefixes": record["prefixes"],
-                    "annotations": record["annotations"],
-                },
-                ensure_ascii=False,
-                allow_nan=False,
-            )
-            + "\n"
+            f"{head}{dumps(record['key'])}, "
+            f'"prefixes": {dumps(record["prefixes"])}, '
+            f'"annotations": {dumps(record["annotations"])}}}\n'
             for record in chunk
         )
 

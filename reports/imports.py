@@ -5,18 +5,42 @@ Two passes over the file: the first validates every line (and stops collecting a
 one transaction. So a bad line anywhere means nothing is written, and memory holds one
 chunk of keys at a time, not the file.
 
+Additive fields (DESIGN §6: v1 stays v1; the import validates and keeps each one), as
+``reports.exports`` writes them, so that a mined study exported and imported gives the
+same report:
+
+- ``study``: ``n_layers``, ``d_ff``, ``vocab_size`` (integers, 0: not known; every key's
+  layer at most n_layers and index below d_ff), ``is_causal``, ``show_value_tokens``
+  (booleans), ``value_agreement`` ({} or §4's counts over every key in the format
+  ffkv.value-agreement/v1, checked as the report reads them, against n_layers and
+  vocab_size; {} for an encoder), ``mining_definitions`` (names to a text or null);
+- ``key``: ``value_top_token_ids`` (none, or one id per value_top_tokens entry),
+  ``density`` (0 to 1), ``max_coefficient``, ``mean_coefficient``, ``histogram`` ({} or
+  ascending ``edges`` and one more ``counts``), ``perturbation`` (first, last, random: a
+  number or null);
+- ``prefixes[i]``: ``trigger_token_id`` (-1: none), ``next_token_id`` (-1: the end of the
+  sentence, or none; -2, unknown, exactly where next_token is null), ``suffix``.
+
+A file without them imports as a v1 file: no token ids (so §4 over the sampled keys has
+no keys), no counts of §4 over every key, no mining definitions, no perturbation or key
+statistics, vocabulary size 0, n_layers the largest layer and d_ff the largest index + 1,
+each prefix's suffix the rest of its sentence. Annotation notes, versions and times are
+not carried.
+
 What the round trip normalises (export(import(x)) equals x up to these): lines come out
 in (layer, index) order, prefixes by rank, annotations by annotator; a pattern's
 prefix_ranks ascending; a pattern's description without surrounding spaces; integers
-given for float fields (coefficient) come back as floats. A null next_token (the
-sentence was cut, DESIGN §6) stays null. Fields outside the v1 contract start empty in
-the imported study: token ids (so §4 value agreement has no keys), the counts of §4 over
-every key and the mining definitions, perturbation, the vocabulary size, annotation
-notes.
+given for float fields (coefficient, density, histogram edges, perturbation) come back
+as floats; additive fields that x lacks come out with the values the import gave them.
+A null next_token (the sentence was cut, DESIGN §6) stays null.
+
+The study object is the same on every line: a line whose study is written as the last
+valid one's is not checked again (its §4 counts are the largest part of it).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Iterator
@@ -26,17 +50,28 @@ from typing import IO, Any
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
-from annotate.imports import ImportedStudy, ImportFileError, ImportResult, study_create_imported
+from annotate.imports import (
+    KEY_ADDITIVE,
+    NEXT_TOKEN_UNKNOWN,
+    ImportedStudy,
+    ImportFileError,
+    ImportResult,
+    study_create_imported,
+)
 from annotate.limits import MAX_DESCRIPTION
 from annotate.models import Annotation, Pattern, Study
 from annotate.selectors import LABELS, label_for_kinds
 from annotate.services import PATTERN_MIN_PREFIXES
+
+from .stats.perturbation import PERTURBATIONS
+from .stats.value_agreement import COUNTS_INVALID, READINGS, value_agreement_every_key
 
 __all__ = ["ImportFileError", "ImportResult", "study_import"]
 
 SCHEMA = "ffkv.annotations/v1"
 MAX_ERRORS = 20
 MAX_INT = 2**31 - 1
+MAX_COUNT = 2**53  # a count that JSON carries exactly
 
 NOT_JSON = "line {line}: not valid JSON"
 NESTED_TOO_DEEPLY = "line {line}: not valid JSON (nested too deeply)"
@@ -80,9 +115,49 @@ ANNOTATOR_INVALID = "is not a valid username (letters, digits and @.+-_ only, 15
 LABEL_UNKNOWN = "unknown label {label!r}"
 LABEL_COUNT = "one label per prefix: expected {n}, got {m}"
 LABEL_MISMATCH = "{label!r} does not follow from the patterns (expected {expected!r})"
+# The additive fields (DESIGN §6)
+NOT_BOOL = "must be true or false"
+NOT_STRING_OR_NULL = "must be a string or null"
+NOT_NUMBER_OR_NULL = "must be a finite number or null"
+TOO_MANY_ENTRIES = "must have at most {n} entries"
+LAYER_ABOVE_N_LAYERS = "must be at most study.n_layers ({n})"
+INDEX_NOT_BELOW_D_FF = "must be below study.d_ff ({n})"
+VOCAB_DIFFERS = "must equal study.vocab_size ({n})"
+COUNTS_ON_ENCODER = "must be empty for an encoder (is_causal false)"
+VALUE_IDS_COUNT = "one id per value_top_tokens entry (or none): expected {n}, got {m}"
+HISTOGRAM_COUNTS = "one more count than edges: expected {n}, got {m}"
+HISTOGRAM_EDGES = "must ascend"
+NEXT_ID_NOT_UNKNOWN = "must be -2 where next_token is null (the sentence was cut)"
+NEXT_ID_UNKNOWN = "-2 (unknown) only where next_token is null"
 
 _STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
 _PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
+# Additive fields (DESIGN §6): optional; a file without them imports as a v1 file.
+_STUDY_ADDITIVE = {
+    "n_layers",
+    "d_ff",
+    "is_causal",
+    "vocab_size",
+    "show_value_tokens",
+    "value_agreement",
+    "mining_definitions",
+}
+_STUDY_HEADER_ADDITIVE = (
+    "is_causal",
+    "vocab_size",
+    "show_value_tokens",
+    "value_agreement",
+    "mining_definitions",
+)
+_KEY_ADDITIVE = set(KEY_ADDITIVE)
+_PREFIX_ADDITIVE = {"trigger_token_id", "next_token_id", "suffix"}
+# Study.value_agreement's contract (mining.core.value_agreement, ffkv.value-agreement/v1)
+_COUNTS_FIELDS = {"format", "vocab_size", "variants", "final_norm", "layers"}
+_COUNTS_ROW_FIELDS = {"layer", "n_keys", "next_end", "next_unknown", "next_token", "trigger_token"}
+# Study.mining_definitions: short names, text values (mining.core.pipeline)
+MAX_DEFINITIONS = 50
+MAX_DEFINITION_NAME = 100
+MAX_DEFINITION_TEXT = 10_000
 
 
 class _LineError(Exception):
@@ -95,14 +170,18 @@ class _LineError(Exception):
 # --- validation -------------------------------------------------------------------------
 
 
-def _object(value: Any, path: str, fields: set[str]) -> dict[str, Any]:
+def _object(
+    value: Any, path: str, fields: set[str], optional: set[str] | frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """``value`` as an object with every one of ``fields``, and nothing but ``fields``
+    and ``optional``."""
     if not isinstance(value, dict):
         raise _LineError(path, NOT_OBJECT)
     for name in sorted(fields):
         if name not in value:
             raise _LineError(f"{path}.{name}" if path else name, MISSING)
     for name in value:
-        if name not in fields:
+        if name not in fields and name not in optional:
             raise _LineError(f"{path}.{name}" if path else str(name), UNKNOWN_FIELD)
     return value
 
@@ -121,10 +200,18 @@ def _int(value: Any, path: str, lo: int = 0, hi: int = MAX_INT) -> int:
     return value
 
 
-def _float(value: Any, path: str) -> float:
+def _float(value: Any, path: str, lo: float | None = None, hi: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _LineError(path, NOT_NUMBER)
+    if lo is not None and hi is not None and not lo <= value <= hi:
+        raise _LineError(path, OUT_OF_RANGE.format(lo=lo, hi=hi))
     return float(value)
+
+
+def _bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _LineError(path, NOT_BOOL)
+    return value
 
 
 def _str(value: Any, path: str, max_len: int | None = None, non_empty: bool = False) -> str:
@@ -149,21 +236,182 @@ def _str(value: Any, path: str, max_len: int | None = None, non_empty: bool = Fa
 _username = UnicodeUsernameValidator()
 
 
-def _validate_record(obj: Any) -> dict[str, Any]:
-    """A line's object, checked field by field; returns it normalised."""
-    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"})
-    if obj["schema"] != SCHEMA:
-        raise _LineError("schema", SCHEMA_WRONG)
-    study = _object(obj["study"], "study", {"name", "model", "corpus", "top_k", "seed"})
+def _definitions(value: Any) -> dict[str, Any]:
+    """``study.mining_definitions``: short names, each a text or null."""
+    path = "study.mining_definitions"
+    if not isinstance(value, dict):
+        raise _LineError(path, NOT_OBJECT)
+    if len(value) > MAX_DEFINITIONS:
+        raise _LineError(path, TOO_MANY_ENTRIES.format(n=MAX_DEFINITIONS))
+    for name, text in value.items():
+        _str(name, f"{path} (a name)", MAX_DEFINITION_NAME, non_empty=True)
+        if text is not None:
+            if not isinstance(text, str):
+                raise _LineError(f"{path}.{name}", NOT_STRING_OR_NULL)
+            _str(text, f"{path}.{name}", MAX_DEFINITION_TEXT)
+    return value
+
+
+def _counts(value: Any, header: dict[str, Any]) -> dict[str, Any]:
+    """``study.value_agreement``: {} (not counted), or §4's counts over every key in the
+    format ffkv.value-agreement/v1 (``mining.core.value_agreement``), checked by the
+    report's own reading of them, and against the study's shape."""
+    path = "study.value_agreement"
+    if not isinstance(value, dict):
+        raise _LineError(path, NOT_OBJECT)
+    if not value:
+        return value
+    if not header.get("is_causal", True):
+        raise _LineError(path, COUNTS_ON_ENCODER)
+    _object(value, path, set(), _COUNTS_FIELDS)
+    read = value_agreement_every_key(value, is_causal=True)
+    if read["reason"] == COUNTS_INVALID:
+        raise _LineError(path, str(read["detail"]))
+    if value.get("final_norm") is not None:
+        _str(value["final_norm"], f"{path}.final_norm", 500)
+    variants = set(value["variants"])
+    n_layers = header.get("n_layers")
+    for i, row in enumerate(value["layers"]):
+        where = f"{path}.layers[{i}]"
+        _object(row, where, set(), _COUNTS_ROW_FIELDS)
+        for reading in READINGS:
+            _object(row[reading], f"{where}.{reading}", set(), variants)
+        if n_layers and row["layer"] > n_layers:
+            raise _LineError(f"{where}.layer", LAYER_ABOVE_N_LAYERS.format(n=n_layers))
+    if "vocab_size" in header and value["vocab_size"] != header["vocab_size"]:
+        raise _LineError(f"{path}.vocab_size", VOCAB_DIFFERS.format(n=header["vocab_size"]))
+    return value
+
+
+def _study_header(raw: Any) -> dict[str, Any]:
+    """A line's ``study``: the contract's fields, and the additive ones it has."""
+    study = _object(raw, "study", {"name", "model", "corpus", "top_k", "seed"}, _STUDY_ADDITIVE)
     header: dict[str, Any] = {
         name: _str(study[name], f"study.{name}", max_len, non_empty=(name == "name"))
         for name, max_len in _STUDY_FIELDS.items()
     }
     header["top_k"] = _int(study["top_k"], "study.top_k", 1)
     header["seed"] = _int(study["seed"], "study.seed", -(2**31), MAX_INT)
+    for name in ("n_layers", "d_ff", "vocab_size"):  # 0: not known
+        if name in study:
+            header[name] = _int(study[name], f"study.{name}")
+    for name in ("is_causal", "show_value_tokens"):
+        if name in study:
+            header[name] = _bool(study[name], f"study.{name}")
+    if "mining_definitions" in study:
+        header["mining_definitions"] = _definitions(study["mining_definitions"])
+    if "value_agreement" in study:
+        header["value_agreement"] = _counts(study["value_agreement"], header)
+    return header
+
+
+class _Headers:
+    """Every line repeats the study; its §4 counts and definitions are not small. A line
+    whose study is written exactly as the last valid one's (the same JSON text: true, 1
+    and 1.0 differ) takes that one's checked header."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.header: dict[str, Any] = {}
+
+    def validate(self, raw: Any) -> dict[str, Any]:
+        try:
+            text = json.dumps(raw, ensure_ascii=False)
+        except (ValueError, RecursionError):  # NaN, or too deep: checked below
+            text = None
+        if text is not None and text == self.text:
+            return self.header
+        header = _study_header(raw)
+        self.text, self.header = text, header
+        return header
+
+
+def _histogram(value: Any) -> dict[str, Any]:
+    """``key.histogram``: {} or the per-sentence maxima's counts between ascending edges
+    (``mining.core.miner.HIST_EDGES``), one more count than edges."""
+    path = "key.histogram"
+    if not isinstance(value, dict):
+        raise _LineError(path, NOT_OBJECT)
+    if not value:
+        return {}
+    hist = _object(value, path, {"edges", "counts"})
+    edges = [
+        _float(e, f"{path}.edges[{i}]") for i, e in enumerate(_list(hist["edges"], f"{path}.edges"))
+    ]
+    if any(b <= a for a, b in itertools.pairwise(edges)):
+        raise _LineError(f"{path}.edges", HISTOGRAM_EDGES)
+    counts = [
+        _int(c, f"{path}.counts[{i}]", 0, MAX_COUNT)
+        for i, c in enumerate(_list(hist["counts"], f"{path}.counts"))
+    ]
+    if len(counts) != len(edges) + 1:
+        raise _LineError(f"{path}.counts", HISTOGRAM_COUNTS.format(n=len(edges) + 1, m=len(counts)))
+    return {"edges": edges, "counts": counts}
+
+
+def _perturbation(value: Any) -> dict[str, Any]:
+    """``key.perturbation``: §3.2's mean relative change per removal, null where none
+    could be measured; {} where the run did not measure it."""
+    perturbation = _object(value, "key.perturbation", set(), set(PERTURBATIONS))
+    out: dict[str, float | None] = {}
+    for name, x in perturbation.items():
+        if x is not None and (
+            isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x)
+        ):
+            raise _LineError(f"key.perturbation.{name}", NOT_NUMBER_OR_NULL)
+        out[name] = None if x is None else float(x)
+    return out
+
+
+def _key_additive(key: dict[str, Any], out: dict[str, Any]) -> None:
+    """The key's additive fields that the line has, checked, into ``out``."""
+    if "value_top_token_ids" in key:
+        ids = _list(key["value_top_token_ids"], "key.value_top_token_ids")
+        n = len(out["value_top_tokens"])
+        if ids and len(ids) != n:
+            raise _LineError("key.value_top_token_ids", VALUE_IDS_COUNT.format(n=n, m=len(ids)))
+        out["value_top_token_ids"] = [
+            _int(t, f"key.value_top_token_ids[{i}]") for i, t in enumerate(ids)
+        ]
+    if "density" in key:
+        out["density"] = _float(key["density"], "key.density", 0, 1)
+    for name in ("max_coefficient", "mean_coefficient"):
+        if name in key:
+            out[name] = _float(key[name], f"key.{name}")
+    if "histogram" in key:
+        out["histogram"] = _histogram(key["histogram"])
+    if "perturbation" in key:
+        out["perturbation"] = _perturbation(key["perturbation"])
+
+
+def _prefix_additive(prefix: dict[str, Any], out: dict[str, Any], path: str) -> None:
+    """The prefix's additive fields that the line has, checked, into ``out``: token ids
+    (-1: none, or the end of the sentence for the next token; -2: the next token is
+    unknown, where it is null) and the rest of the sentence."""
+    if "trigger_token_id" in prefix:
+        out["trigger_token_id"] = _int(
+            prefix["trigger_token_id"], f"{path}.trigger_token_id", -1, MAX_INT
+        )
+    if "next_token_id" in prefix:
+        next_id = _int(prefix["next_token_id"], f"{path}.next_token_id", -2, MAX_INT)
+        if out["next_token"] is None and next_id != NEXT_TOKEN_UNKNOWN:
+            raise _LineError(f"{path}.next_token_id", NEXT_ID_NOT_UNKNOWN)
+        if out["next_token"] is not None and next_id == NEXT_TOKEN_UNKNOWN:
+            raise _LineError(f"{path}.next_token_id", NEXT_ID_UNKNOWN)
+        out["next_token_id"] = next_id
+    if "suffix" in prefix:
+        out["suffix"] = _str(prefix["suffix"], f"{path}.suffix")
+
+
+def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
+    """A line's object, checked field by field; returns it normalised."""
+    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"})
+    if obj["schema"] != SCHEMA:
+        raise _LineError("schema", SCHEMA_WRONG)
+    header = headers.validate(obj["study"])
     top_k: int = header["top_k"]
 
-    key = _object(obj["key"], "key", {"layer", "index", "value_top_tokens"})
+    key = _object(obj["key"], "key", {"layer", "index", "value_top_tokens"}, _KEY_ADDITIVE)
     tokens = []
     for t, pair in enumerate(_list(key["value_top_tokens"], "key.value_top_tokens")):
         path = f"key.value_top_tokens[{t}]"
@@ -175,13 +423,18 @@ def _validate_record(obj: Any) -> dict[str, Any]:
         "index": _int(key["index"], "key.index", 0),
         "value_top_tokens": tokens,
     }
+    if header.get("n_layers") and key_out["layer"] > header["n_layers"]:
+        raise _LineError("key.layer", LAYER_ABOVE_N_LAYERS.format(n=header["n_layers"]))
+    if header.get("d_ff") and key_out["index"] >= header["d_ff"]:
+        raise _LineError("key.index", INDEX_NOT_BELOW_D_FF.format(n=header["d_ff"]))
+    _key_additive(key, key_out)
 
     prefixes: list[dict[str, Any]] = []
     seen_ranks: set[int] = set()
     prefix_fields = {"rank", "coefficient", "sentence_index", "position", *_PREFIX_STRINGS}
     for p, raw in enumerate(_list(obj["prefixes"], "prefixes")):
         path = f"prefixes[{p}]"
-        prefix = _object(raw, path, prefix_fields)
+        prefix = _object(raw, path, prefix_fields, _PREFIX_ADDITIVE)
         rank = prefix["rank"]
         if isinstance(rank, int) and not isinstance(rank, bool) and not 1 <= rank <= top_k:
             raise _LineError(f"{path}.rank", RANK_OUT_OF_RANGE.format(top_k=top_k))
@@ -205,6 +458,7 @@ def _validate_record(obj: Any) -> dict[str, Any]:
                 "position": _int(prefix["position"], f"{path}.position"),
             }
         )
+        _prefix_additive(prefix, prefixes[-1], path)
     if not prefixes:
         raise _LineError("prefixes", NO_PREFIXES)
     if seen_ranks != set(range(1, len(prefixes) + 1)):
@@ -277,6 +531,7 @@ def _validate_record(obj: Any) -> dict[str, Any]:
 
 def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """(line number, record, error) for every non-blank line of the file."""
+    headers = _Headers()
     for number, raw in enumerate(file, start=1):
         try:
             text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
@@ -294,7 +549,7 @@ def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str 
             yield number, None, NESTED_TOO_DEEPLY.format(line=number)
             continue
         try:
-            record = _validate_record(obj)
+            record = _validate_record(obj, headers)
         except _LineError as exc:
             where = f"{exc.field}: " if exc.field else ""
             # The field's path holds the file's own names: an unknown one may be anything.
@@ -392,8 +647,10 @@ def study_import(
             corpus=header["corpus"],
             top_k=header["top_k"],
             seed=header["seed"],
-            n_layers=summary.max_layer,
-            d_ff=summary.max_index + 1,
+            # A file without the study's shape: the largest layer, the largest index + 1.
+            n_layers=header.get("n_layers", summary.max_layer),
+            d_ff=header.get("d_ff", summary.max_index + 1),
+            **{name: header[name] for name in _STUDY_HEADER_ADDITIVE if name in header},
         ),
         annotators=summary.annotators,
         records=_validated_records(file),

@@ -47,6 +47,17 @@ from .stats.labels import masks_from_ranks, n_words
 from .stats.perturbation import PERTURBATIONS
 
 EXPORT_CHUNK = 500
+# Beyond DESIGN §6's v1 contract, an export record carries these columns of a key and of
+# a prefix as additive fields, under their names (``reports.imports`` reads them back).
+EXPORT_KEY_FIELDS = (
+    "value_top_token_ids",
+    "density",
+    "max_coefficient",
+    "mean_coefficient",
+    "histogram",
+    "perturbation",
+)
+EXPORT_PREFIX_FIELDS = ("trigger_token_id", "next_token_id", "suffix")
 
 
 @dataclass(frozen=True)
@@ -406,9 +417,14 @@ def export_chunks(
         if last is not None:
             keys = keys.filter(_after(*last))
         rows = list(
-            keys.order_by("layer", "index").values_list("id", "layer", "index", "value_top_tokens")[
-                :chunk_size
-            ]
+            keys.order_by("layer", "index").values_list(
+                "id",
+                "layer",
+                "index",
+                "value_top_tokens",
+                # DESIGN §6's additive fields (``reports.exports``): what the miner kept
+                *EXPORT_KEY_FIELDS,
+            )[:chunk_size]
         )
         if not rows:
             return
@@ -428,9 +444,10 @@ def export_chunks(
                 "sentence",
                 "sentence_index",
                 "position",
+                *EXPORT_PREFIX_FIELDS,
             )
         ):
-            rank, coefficient, text, trigger, nxt, sentence, sentence_index, position = values
+            rank, coefficient, text, trigger, nxt, sentence, sentence_index, position = values[:8]
             prefixes[key_id].append(
                 {
                     "rank": rank,
@@ -441,6 +458,7 @@ def export_chunks(
                     "sentence": sentence,
                     "sentence_index": sentence_index,
                     "position": position,
+                    **dict(zip(EXPORT_PREFIX_FIELDS, values[8:], strict=True)),
                 }
             )
         annotations = list(
@@ -492,11 +510,16 @@ def export_chunks(
             )
         yield [
             {
-                "key": {"layer": layer, "index": index, "value_top_tokens": value_top_tokens},
+                "key": {
+                    "layer": layer,
+                    "index": index,
+                    "value_top_tokens": value_top_tokens,
+                    **dict(zip(EXPORT_KEY_FIELDS, additive, strict=True)),
+                },
                 "prefixes": prefixes[key_id],
                 "annotations": by_key[key_id],
             }
-            for key_id, layer, index, value_top_tokens in rows
+            for key_id, layer, index, value_top_tokens, *additive in rows
         ]
         if len(rows) < chunk_size:
             return

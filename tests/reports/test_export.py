@@ -38,17 +38,31 @@ def test_the_jsonl_export_is_exactly_the_contract(hand_study):
     first = lines[0]
     assert list(first) == ["schema", "study", "key", "prefixes", "annotations"]
     assert first["schema"] == "ffkv.annotations/v1"
+    # The contract's fields, then the additive ones (DESIGN §6; see test_roundtrip_mined).
     assert first["study"] == {
         "name": "hand study",
         "model": "gpt2",
         "corpus": "builtin:wiki-vital",
         "top_k": 25,
         "seed": 0,
+        "n_layers": 2,
+        "d_ff": 8,
+        "is_causal": True,
+        "vocab_size": 100,
+        "show_value_tokens": False,
+        "value_agreement": {},
+        "mining_definitions": {},
     }
     assert first["key"] == {
         "layer": 1,
         "index": 7,
         "value_top_tokens": [[" n1", 0.5], [" x", 0.25]],
+        "value_top_token_ids": [1001, 5],
+        "density": 0.0,
+        "max_coefficient": 0.0,
+        "mean_coefficient": 0.0,
+        "histogram": {},
+        "perturbation": {"first": 0.5, "last": 0.1, "random": 0.2},
     }
     assert [p["rank"] for p in first["prefixes"]] == [1, 2, 3, 4, 5]
     assert set(first["prefixes"][0]) == {
@@ -60,6 +74,9 @@ def test_the_jsonl_export_is_exactly_the_contract(hand_study):
         "sentence",
         "sentence_index",
         "position",
+        "trigger_token_id",
+        "next_token_id",
+        "suffix",
     }
     assert first["prefixes"][0]["trigger_token"] == " t1"
     assert first["prefixes"][0]["next_token"] == " n1"
