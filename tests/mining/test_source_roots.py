@@ -173,21 +173,16 @@ def test_builtin_and_hub_sources_read_no_local_file(tmp_path):
         check_model_source("./models/x", [])
 
 
-def _roots_setting(env: dict[str, str]) -> dict[str, list[str]]:
-    code = (
-        "import json, django\n"
-        "django.setup()\n"
-        "from django.conf import settings as s\n"
-        "print(json.dumps({n: list(map(str, getattr(s, n))) for n in "
-        "('FFKV_CORPUS_ROOTS', 'FFKV_MODEL_ROOTS')}))\n"
-    )
+def _fresh_django(code: str, env: dict[str, str] | None = None) -> str:
+    """stdout of ``code`` run after ``django.setup()`` in a fresh process, with the
+    default settings (this process's roots are tmp_path) and ``env`` on top."""
     environment = {
         **{k: v for k, v in os.environ.items() if not k.startswith("FFKV_")},
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        **env,
+        **(env or {}),
     }
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", "import django\ndjango.setup()\n" + code],
         cwd=ROOT,
         env=environment,
         capture_output=True,
@@ -195,13 +190,24 @@ def _roots_setting(env: dict[str, str]) -> dict[str, list[str]]:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    result: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return done.stdout
+
+
+def _roots_setting(env: dict[str, str]) -> dict[str, list[str]]:
+    out = _fresh_django(
+        "import json\n"
+        "from django.conf import settings as s\n"
+        "print(json.dumps({n: list(map(str, getattr(s, n))) for n in "
+        "('FFKV_CORPUS_ROOTS', 'FFKV_MODEL_ROOTS')}))\n",
+        env,
+    )
+    result: dict[str, list[str]] = json.loads(out.strip().splitlines()[-1])
     return result
 
 
 def test_the_roots_settings_default_to_the_data_folder_and_parse_lists():
     assert _roots_setting({"FFKV_DATA_DIR": "/srv/ffkv"}) == {
-        "FFKV_CORPUS_ROOTS": ["/srv/ffkv/corpora"],
+        "FFKV_CORPUS_ROOTS": ["/srv/ffkv/corpora", str(ROOT / "fixtures")],
         "FFKV_MODEL_ROOTS": ["/srv/ffkv/models"],
     }
     roots = _roots_setting(
@@ -210,3 +216,17 @@ def test_the_roots_settings_default_to_the_data_folder_and_parse_lists():
     # Relative folders are taken from the repository, the same for web and workers.
     assert roots["FFKV_CORPUS_ROOTS"] == ["/data/a", "/data/b", str(ROOT / "corpora")]
     assert roots["FFKV_MODEL_ROOTS"] == [str(ROOT / "var" / "models")]
+
+
+def test_the_project_sample_corpus_is_inside_the_default_roots():
+    # fixtures/README.md mines fixtures/sentences.txt from the repository root.
+    out = _fresh_django(
+        "from mining.core import MiningError\n"
+        "from mining.sources import check_corpus\n"
+        "check_corpus('fixtures/sentences.txt')\n"
+        "try:\n"
+        "    check_corpus('fixtures/../config/settings.py')\n"
+        "except MiningError as exc:\n"
+        "    print(exc)\n"
+    )
+    assert "outside the corpus roots" in out
