@@ -108,7 +108,10 @@ def confine(path: str, roots: Roots, *, what: str, setting: str) -> Path:
     def inside(candidate: Path) -> bool:
         return any(candidate.is_relative_to(root) for root in real_roots)
 
-    real = _real(path)
+    try:
+        real = _real(path)
+    except ValueError as exc:  # a NUL byte, a lone surrogate: no file has that name
+        raise MiningError(f"{what} {path!r} is not a valid path ({exc})") from None
     if not inside(real):
         raise _outside(what, path, roots, setting)
     if real.is_dir():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from unittest import mock
 
 import pytest
@@ -235,6 +236,19 @@ def test_a_corpus_inside_the_roots_or_builtin_or_hub_is_accepted(carol, queued, 
     response = _post_run(carol, corpus=spec.format(corpora=corpora))
     assert response.status_code == 201, response.content
     assert MiningRun.objects.get().params["corpus"] == spec.format(corpora=corpora)
+
+
+@pytest.mark.parametrize("field", ["model", "corpus"])
+@pytest.mark.parametrize("value", ["/data/a\\u0000b", "/data/\\ud800.txt"])
+def test_a_path_no_file_can_have_is_a_400(carol, queued, roots, field, value):
+    # A raw body: the test client cannot encode a lone surrogate.
+    body = json.dumps({**BODY, field: "VALUE"}).replace("VALUE", value)
+    response = client_for(carol).post(
+        "/api/admin/mining-runs/", data=body, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content
+    assert field in response.json()
+    assert not MiningRun.objects.exists()
 
 
 def test_a_model_folder_outside_the_roots_is_a_400_naming_them(carol, queued, roots, tmp_path):

@@ -162,6 +162,14 @@ def test_the_model_loader_checks_the_folder_and_everything_in_it(tmp_path, tiny_
         load_model(str(tmp_path), roots=[root])
 
 
+def test_a_name_no_file_can_have_is_refused_clearly(tmp_path):
+    for name in ("/data/a\x00b", "./\ud800.txt"):
+        with pytest.raises(MiningError, match="is not a valid path"):
+            check_corpus_source(name, [tmp_path])
+        with pytest.raises(MiningError, match="is not a valid path"):
+            check_model_source(name, [tmp_path])
+
+
 def test_builtin_and_hub_sources_read_no_local_file(tmp_path):
     for spec in ("builtin:wiki-vital", "hf:wikitext:wikitext-103-raw-v1:validation"):
         assert check_corpus_source(spec, []) is None
