@@ -15,8 +15,9 @@ Sized for the reference host: 2 cores that also run PostgreSQL.
 - 4 threads each: about half of a request's time is spent waiting on PostgreSQL
   (measured: 10-13 round trips per annotator request), and another thread runs then;
   8 requests in flight for 20 annotators who think 1-3 s between requests.
-- ``preload_app``: the app (and the torch that the mining views import) is loaded once in
-  the master and shared by the workers, not loaded on each worker's first request.
+- ``preload_app``: the app is loaded once in the master and shared by the workers, not
+  loaded on each worker's first request. (Web processes never import torch: only the
+  Celery workers that mine do.)
 - ``keepalive`` above the think time of an annotator and above the 60 s idle timeout of
   common load balancers: a connection closed by the server just as the client reuses it
   fails that request (locust counts it as an error; browsers retry).

@@ -70,6 +70,20 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # mining work directories (tokenized corpus stores, shard checkpoints).
 DATA_DIR = Path(env.str("FFKV_DATA_DIR", default=str(BASE_DIR / "var")))
 
+
+def _roots(name: str, default: list[Path]) -> list[Path]:
+    # Colon- or comma-separated folders; unset or empty takes the default. Relative
+    # folders are taken from BASE_DIR, so that web and worker processes agree.
+    parts = [p.strip() for p in re.split(r"[:,]", env.str(name, default="")) if p.strip()]
+    return [BASE_DIR / Path(p).expanduser() for p in parts] or default
+
+
+# Mining reads local corpus files and model folders only inside these folders (after
+# symlinks and ".."); builtin: and hf: sources are always allowed (mining.core.sources).
+# fixtures/ holds the project's own sample corpus (fixtures/sentences.txt).
+FFKV_CORPUS_ROOTS = _roots("FFKV_CORPUS_ROOTS", [DATA_DIR / "corpora", BASE_DIR / "fixtures"])
+FFKV_MODEL_ROOTS = _roots("FFKV_MODEL_ROOTS", [DATA_DIR / "models"])
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

@@ -17,7 +17,7 @@ from annotate.apis.common import ErrorSerializer
 from annotate.permissions import IsAdmin
 from mining.core import MineConfig, MiningError
 
-from . import services
+from . import services, sources
 from .models import MiningRun
 from .selectors import mining_run_list, mining_run_progress
 
@@ -97,6 +97,21 @@ class MiningRunListCreateApi(APIView):
         max_tokens = serializers.IntegerField(min_value=2, max_value=4096, default=128)
         shards = serializers.IntegerField(min_value=1, max_value=1024, default=1)
         perturb = serializers.BooleanField(default=False)
+
+        # A local model folder or corpus file must lie inside the configured roots.
+        def validate_model(self, value: str) -> str:
+            try:
+                sources.check_model(value)
+            except MiningError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+            return value
+
+        def validate_corpus(self, value: str) -> str:
+            try:
+                sources.check_corpus(value)
+            except MiningError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+            return value
 
     @extend_schema(responses={200: RunOutputSerializer(many=True), 403: ErrorSerializer})
     def get(self, request: Request) -> Response:

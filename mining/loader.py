@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
 from annotate.db import analyze
 from annotate.models import Key, Study, TriggerPrefix
-from mining.core import KeyResult, MineConfig, MiningError
+from mining.core.config import MineConfig
+from mining.core.errors import MiningError
 
 from .models import MiningRun
+
+if TYPE_CHECKING:  # finalize imports torch: web processes import this module
+    from mining.core.finalize import KeyResult
 
 STUDY_EXISTS = "A study named {name!r} already exists; choose another study name."
 PREFIX_BATCH = 5000

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -24,29 +24,17 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.models import Study
-from mining.core import (
-    HIST_EDGES,
-    CorpusStore,
-    LoadedModel,
-    MineConfig,
-    MiningError,
-    Partial,
-    build_corpus_store,
-    finalize,
-    load_model,
-    merge_partials,
-    mine_range,
-    model_info,
-    resolve_keys,
-    shard_ranges,
-)
-from mining.core.perturb import KINDS as PERTURB_KINDS
-from mining.core.perturb import perturb
-from mining.core.pipeline import mining_definitions
-from mining.core.value_agreement import value_agreement
+from mining.core.config import MineConfig
+from mining.core.errors import MiningError
 
 from .loader import STUDY_EXISTS, study_load
 from .models import MiningRun, MiningShard
+from .sources import check_model, check_sources, corpus_roots, model_roots
+
+# The views import this module: the engine (torch, numba) is imported inside the
+# functions that run on the workers, never by a web process.
+if TYPE_CHECKING:
+    from mining.core.models import LoadedModel
 
 STUDY_NAME_REQUIRED = "A study name is required."
 RUN_ACTIVE = "A mining run for study {name!r} is already under way."
@@ -186,11 +174,14 @@ def _claim_run_dir(run: MiningRun) -> None:
 
 @lru_cache(maxsize=2)
 def _cached_model(name: str, device: str, dtype: str) -> LoadedModel:
+    from mining.core import load_model
+
     # A worker process mines many shards of the same model: load it once.
-    return load_model(name, device=device, dtype=dtype)
+    return load_model(name, device=device, dtype=dtype, roots=model_roots())
 
 
 def model_for(config: MineConfig) -> LoadedModel:
+    check_model(config.model)  # again on every use: the roots or the folder may change
     return _cached_model(config.model, config.device, config.dtype)
 
 
@@ -208,6 +199,7 @@ def mining_run_create(
     if not study_name:
         raise MiningError(STUDY_NAME_REQUIRED)
     config.validate()
+    check_sources(config)  # local files only inside FFKV_CORPUS_ROOTS / FFKV_MODEL_ROOTS
     if n_shards < 1:
         raise MiningError("the number of shards must be at least 1")
     if Study.objects.filter(name=study_name).exists():
@@ -231,6 +223,8 @@ def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
     Rerunnable: a store already built is reused, shard rows are created once. The work
     folder gets its manifest here; a folder that is not this run's is refused.
     """
+    from mining.core import CorpusStore, build_corpus_store, resolve_keys, shard_ranges
+
     now = timezone.now()
     MiningRun.objects.filter(pk=run.pk).update(
         status=MiningRun.Status.PREPARING, started_at=now, heartbeat_at=now, requeues=0
@@ -244,7 +238,7 @@ def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
     if (store_path / "meta.json").is_file():
         store = CorpusStore.open(store_path)
     else:
-        store = build_corpus_store(config, loaded, str(store_path))
+        store = build_corpus_store(config, loaded, str(store_path), corpus_roots())
     ranges = shard_ranges(len(store), int(run.params.get("n_shards", 1)), config)
     with transaction.atomic():
         for index, (start, end) in enumerate(ranges):
@@ -284,6 +278,8 @@ def mining_shard_mine(
     starts the merge (exactly one caller sees True). ``worker`` names the process on the
     shard's row (default: this host and pid); the run's heartbeat goes with progress.
     """
+    from mining.core import CorpusStore, mine_range
+
     run = shard.run
     if run.status != MiningRun.Status.MINING:
         return False  # cancelled or failed meanwhile, or already merged
@@ -349,6 +345,20 @@ def mining_shard_mine(
 
 def mining_run_merge(*, run: MiningRun) -> Study:
     """Merge the shards' partial results, finalize the sampled keys, load the study."""
+    from mining.core import (
+        HIST_EDGES,
+        CorpusStore,
+        Partial,
+        finalize,
+        merge_partials,
+        model_info,
+        resolve_keys,
+    )
+    from mining.core.perturb import KINDS as PERTURB_KINDS
+    from mining.core.perturb import perturb
+    from mining.core.pipeline import mining_definitions
+    from mining.core.value_agreement import value_agreement
+
     run.refresh_from_db()
     if run.study_id is not None:
         return Study.objects.get(pk=run.study_id)

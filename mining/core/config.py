@@ -7,7 +7,10 @@ from typing import Any
 
 from .corpus import SENTENCE_MODES
 from .errors import MiningError
-from .models import COEFFICIENTS, DTYPES
+
+# Kept here, not in .models, so that a configuration is checked without torch.
+COEFFICIENTS = ("post", "pre")  # what is ranked: see models.ranked_definition
+DTYPES = ("float32", "bfloat16")  # models.DTYPES maps each to its torch dtype
 
 
 @dataclass

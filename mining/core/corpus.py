@@ -12,6 +12,10 @@ A corpus spec is one of:
 - a ``*.jsonl`` file — one JSON object per line with a ``text`` field;
 - any other path — a text file, documents separated by blank lines.
 
+Given ``roots``, every local path (``hf:`` with a path as NAME included) must resolve
+inside them, checked here where the file is opened (``sources.confine``); the file read
+is the resolved one.
+
 Sentences come from the rule-based splitter below (``sentences="split"``) or are the
 lines themselves (``sentences="lines"``). Exact duplicate sentences are dropped,
 keeping the first.
@@ -28,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .errors import MiningError
+from .sources import CORPUS_ROOTS_SETTING, Roots, confine, corpus_local_path, hf_dataset_parts
 
 SENTENCE_MODES = ("split", "lines")
 BUILTIN_WIKI_VITAL = "builtin:wiki-vital"
@@ -260,12 +265,10 @@ def _wikitext_documents(path: Path, unk_token: str | None) -> Iterator[str]:
             yield text
 
 
-def _hf_documents(spec: str, unk_token: str | None) -> Iterator[str]:
-    body = spec[len("hf:") :]
-    parts = body.rsplit(":", 2)
-    if len(parts) != 3 or not parts[0] or not parts[2]:
-        raise MiningError(f"bad dataset spec {spec!r}: expected hf:NAME:CONFIG:SPLIT")
-    name, config, split = parts
+def _hf_documents(spec: str, unk_token: str | None, roots: Roots | None) -> Iterator[str]:
+    name, config, split = hf_dataset_parts(spec)
+    if roots is not None and corpus_local_path(spec) is not None:
+        name = str(confine(name, roots, what="corpus", setting=CORPUS_ROOTS_SETTING))
     try:
         import datasets  # imported here: slow, and only needed for hf: corpora
 
@@ -317,9 +320,13 @@ def _wiki_vital_documents() -> Iterator[str]:
 
 
 def iter_documents(
-    spec: str, sentences: str = "split", unk_token: str | None = None
+    spec: str,
+    sentences: str = "split",
+    unk_token: str | None = None,
+    roots: Roots | None = None,
 ) -> Iterator[str]:
-    """Documents (or, for ``sentences="lines"`` text files, lines) of a corpus spec."""
+    """Documents (or, for ``sentences="lines"`` text files, lines) of a corpus spec.
+    With ``roots``, a local path must resolve inside them (None: not confined)."""
     if sentences not in SENTENCE_MODES:
         raise MiningError(f"sentences must be one of {', '.join(SENTENCE_MODES)}")
     if spec == BUILTIN_WIKI_VITAL:
@@ -327,13 +334,17 @@ def iter_documents(
     if spec.startswith("builtin:"):
         raise MiningError(f"unknown builtin corpus {spec!r}; known: {BUILTIN_WIKI_VITAL}")
     if spec.startswith("hf:"):
-        return _hf_documents(spec, unk_token)
-    if spec.startswith("wikitext:"):
-        return _wikitext_documents(Path(os.path.expanduser(spec[len("wikitext:") :])), unk_token)
-    path = Path(os.path.expanduser(spec))
-    if path.suffix == ".tokens":
+        return _hf_documents(spec, unk_token, roots)
+    given = corpus_local_path(spec) or spec
+    # The format follows the name given; the file read is the resolved one.
+    path = (
+        Path(os.path.expanduser(given))
+        if roots is None
+        else confine(given, roots, what="corpus", setting=CORPUS_ROOTS_SETTING)
+    )
+    if spec.startswith("wikitext:") or Path(given).suffix == ".tokens":
         return _wikitext_documents(path, unk_token)
-    if path.suffix == ".jsonl":
+    if Path(given).suffix == ".jsonl":
         return _jsonl_documents(path)
     return _text_documents(path, sentences)
 
@@ -354,11 +365,13 @@ def iter_sentences(
     *,
     max_sentences: int | None = None,
     unk_token: str | None = None,
+    roots: Roots | None = None,
 ) -> Iterator[str]:
-    """Unique sentences of a corpus, in corpus order, at most ``max_sentences``."""
+    """Unique sentences of a corpus, in corpus order, at most ``max_sentences``; with
+    ``roots``, a local corpus must resolve inside them."""
 
     def raw() -> Iterator[str]:
-        for doc in iter_documents(spec, sentences, unk_token):
+        for doc in iter_documents(spec, sentences, unk_token, roots):
             if sentences == "lines":
                 line = _WHITESPACE.sub(" ", doc).strip()
                 if line:

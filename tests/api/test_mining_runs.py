@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from unittest import mock
 
 import pytest
@@ -99,7 +100,10 @@ def test_bad_run_bodies_are_400_naming_the_field(carol, queued, body, field):
 def test_a_dtype_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape(carol, queued):
     # Valid JSON, and DRF's answer echoes the choice: left as it is, the surrogate made
     # the JSON renderer fail (a 500). A raw body: the test client cannot encode one.
-    body = '{"study_name": "s1", "model": "m", "corpus": "c", "dtype": "x\\ud800"}'
+    body = (
+        '{"study_name": "s1", "model": "builtin:minilm", "corpus": "builtin:wiki-vital", '
+        '"dtype": "x\\ud800"}'
+    )
     response = client_for(carol).post(
         "/api/admin/mining-runs/", data=body, content_type="application/json"
     )
@@ -147,3 +151,128 @@ def test_an_unreachable_queue_is_a_503_and_the_run_is_marked_failed(carol):
     assert response.status_code == 503
     assert "queue is unavailable" in response.json()["detail"]
     assert MiningRun.objects.get().status == "failed"
+
+
+# --- local files only inside the configured roots (issue 11, item 3) ------------------
+
+
+@pytest.fixture
+def roots(settings, tmp_path):
+    """A corpus root and a model root under tmp_path, and a secret file beside them."""
+    corpora, models = tmp_path / "corpora", tmp_path / "models"
+    corpora.mkdir()
+    models.mkdir()
+    settings.FFKV_CORPUS_ROOTS = [corpora]
+    settings.FFKV_MODEL_ROOTS = [models]
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the server's secret\n")
+    return corpora, models, secret
+
+
+def _post_run(user, **fields):
+    return client_for(user).post("/api/admin/mining-runs/", {**BODY, **fields}, format="json")
+
+
+def _refused(response, field: str, setting: str, root) -> str:
+    assert response.status_code == 400, response.content
+    (message,) = response.json()[field]
+    assert setting in message and str(root) in message, message
+    assert not MiningRun.objects.exists()
+    return message
+
+
+def test_a_corpus_outside_the_roots_is_a_400_naming_them(carol, queued, roots):
+    corpora, _, _ = roots
+    message = _refused(
+        _post_run(carol, corpus="/etc/passwd"), "corpus", "FFKV_CORPUS_ROOTS", corpora
+    )
+    assert "'/etc/passwd'" in message and "builtin: and hf:" in message
+    queued.assert_not_called()
+
+
+def test_a_symlink_inside_the_corpus_root_pointing_outside_is_a_400(carol, queued, roots):
+    corpora, _, secret = roots
+    (corpora / "innocent.txt").symlink_to(secret)
+    response = _post_run(carol, corpus=str(corpora / "innocent.txt"))
+    _refused(response, "corpus", "FFKV_CORPUS_ROOTS", corpora)
+    (corpora / "etc").symlink_to("/etc")
+    response = _post_run(carol, corpus=str(corpora / "etc" / "passwd"))
+    _refused(response, "corpus", "FFKV_CORPUS_ROOTS", corpora)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "{corpora}/../secret.txt",
+        "{corpora}/sub/../../secret.txt",
+        "wikitext:{corpora}/../secret.txt",
+        "{corpora}/../secret.jsonl",
+        "hf:{corpora}/..::train",
+        "hf:/etc::train",
+    ],
+)
+def test_a_corpus_escaping_the_root_is_a_400(carol, queued, roots, spec):
+    corpora, _, _ = roots
+    response = _post_run(carol, corpus=spec.format(corpora=corpora))
+    _refused(response, "corpus", "FFKV_CORPUS_ROOTS", corpora)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "{corpora}/inside.txt",
+        "{corpora}/sub/../inside.txt",
+        "wikitext:{corpora}/inside.txt",
+        "{corpora}/link-inside.txt",
+        "builtin:wiki-vital",
+        "hf:wikitext:wikitext-103-raw-v1:validation",
+        "hf:{corpora}::train",
+    ],
+)
+def test_a_corpus_inside_the_roots_or_builtin_or_hub_is_accepted(carol, queued, roots, spec):
+    corpora, _, _ = roots
+    (corpora / "inside.txt").write_text("One sentence.\n")
+    (corpora / "link-inside.txt").symlink_to(corpora / "inside.txt")
+    response = _post_run(carol, corpus=spec.format(corpora=corpora))
+    assert response.status_code == 201, response.content
+    assert MiningRun.objects.get().params["corpus"] == spec.format(corpora=corpora)
+
+
+@pytest.mark.parametrize("field", ["model", "corpus"])
+@pytest.mark.parametrize("value", ["/data/a\\u0000b", "/data/\\ud800.txt"])
+def test_a_path_no_file_can_have_is_a_400(carol, queued, roots, field, value):
+    # A raw body: the test client cannot encode a lone surrogate.
+    body = json.dumps({**BODY, field: "VALUE"}).replace("VALUE", value)
+    response = client_for(carol).post(
+        "/api/admin/mining-runs/", data=body, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content
+    assert field in response.json()
+    assert not MiningRun.objects.exists()
+
+
+def test_a_model_folder_outside_the_roots_is_a_400_naming_them(carol, queued, roots, tmp_path):
+    _, models, _ = roots
+    for name in ("/etc", str(models / ".." / "corpora"), str(tmp_path)):
+        message = _refused(_post_run(carol, model=name), "model", "FFKV_MODEL_ROOTS", models)
+        assert "Hugging Face ids are always allowed" in message
+
+
+def test_a_model_folder_holding_a_symlink_out_of_the_roots_is_a_400(carol, queued, roots):
+    _, models, secret = roots
+    folder = models / "tiny"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "vocab.txt").symlink_to(secret)  # a tokenizer would read it as its vocabulary
+    message = _refused(_post_run(carol, model=str(folder)), "model", "FFKV_MODEL_ROOTS", models)
+    assert "'vocab.txt'" in message
+
+
+@pytest.mark.parametrize("name", ["{models}/tiny", "builtin:minilm", "gpt2", "org/model"])
+def test_a_model_inside_the_roots_or_builtin_or_hub_is_accepted(carol, queued, roots, name):
+    _, models, _ = roots
+    (models / "tiny").mkdir()
+    (models / "tiny" / "config.json").write_text("{}")
+    (models / "tiny" / "self").symlink_to(models / "tiny")  # a loop inside stays inside
+    response = _post_run(carol, model=name.format(models=models))
+    assert response.status_code == 201, response.content

@@ -63,6 +63,9 @@ class WorkerProcess:
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": database_url_of_test_db(),
             "FFKV_DATA_DIR": str(data_dir),
+            # The worker reads local files only inside the roots the test set.
+            "FFKV_CORPUS_ROOTS": ",".join(map(str, settings.FFKV_CORPUS_ROOTS)),
+            "FFKV_MODEL_ROOTS": ",".join(map(str, settings.FFKV_MODEL_ROOTS)),
             "PYTHONUNBUFFERED": "1",
             **(env or {}),
         }

@@ -46,6 +46,7 @@ def test_a_worker_killed_mid_shard_leaves_the_same_study_and_no_duplicates(
     if not WIKITEXT.is_file():
         pytest.fail(f"the shared corpus is missing: {WIKITEXT}")
     settings.DATA_DIR = tmp_path / "data"
+    settings.FFKV_CORPUS_ROOTS = [WIKITEXT.parent]  # the workers get the same roots
     with app.connection_for_write() as connection:
         connection.default_channel.queue_purge("gpu")
     config = MineConfig(

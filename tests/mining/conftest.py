@@ -26,3 +26,11 @@ def tiny_corpus(tmp_path: Path) -> Path:
     path = tmp_path / "corpus.txt"
     path.write_text("\n".join(random_sentences(200, seed=3)) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _roots_in_tmp_path(settings, tmp_path: Path) -> None:
+    """These tests mine tiny models and corpora written under ``tmp_path``: that folder
+    is the corpus and model root (mining refuses local files outside the roots)."""
+    settings.FFKV_CORPUS_ROOTS = [tmp_path]
+    settings.FFKV_MODEL_ROOTS = [tmp_path]
