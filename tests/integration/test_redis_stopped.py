@@ -64,6 +64,8 @@ def _rows(run: MiningRun) -> list[tuple]:
 def test_three_redis_stops_mid_run_leave_no_run_stuck(postgres, private_redis, tmp_path, settings):
     data = tmp_path / "data"
     settings.DATA_DIR = data
+    # The model and the corpus are written there: the only folder mining may read.
+    settings.FFKV_CORPUS_ROOTS = settings.FFKV_MODEL_ROOTS = [data / "corpora"]
     model, corpus = tiny_job(data / "corpora", SENTENCES)
     config = MineConfig(
         model=str(model),

@@ -40,6 +40,8 @@ def test_three_workers_mine_one_six_shard_run_as_one_pass(
 ):
     data = tmp_path / "shared-volume"
     settings.DATA_DIR = data
+    # The model and the corpus are written there: the only folder mining may read.
+    settings.FFKV_CORPUS_ROOTS = settings.FFKV_MODEL_ROOTS = [data / "corpora"]
     model, corpus = tiny_job(data / "corpora", SENTENCES)
     config = MineConfig(
         model=str(model),
