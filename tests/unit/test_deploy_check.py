@@ -33,6 +33,8 @@ _CLEARED = {
     "SECURE_HSTS_PRELOAD",
     "SECURE_HSTS_INCLUDE_SUBDOMAINS",
     "LOG_FORMAT",
+    # tests/e2e/conftest.py sets it for Playwright; check --deploy rightly warns on it.
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
 }
 
 
