@@ -12,7 +12,7 @@ FRONTEND_SRC := $(shell find frontend/src frontend/index.html frontend/vite.conf
 MANIFEST := frontend/dist/.vite/manifest.json
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-python test-frontend test-embedded lint bench venv frontend schema check-schema clean
+.PHONY: demo test test-python test-frontend test-frontend-stress test-embedded lint bench venv frontend schema check-schema clean
 
 venv: $(VENV)/.installed
 
@@ -45,6 +45,11 @@ test-python: venv frontend
 
 test-frontend: frontend/node_modules/.installed
 	cd frontend && npm test
+
+# The whole frontend suite N times with every core kept busy: it must never flake.
+N ?= 20
+test-frontend-stress: frontend/node_modules/.installed
+	cd frontend && scripts/test-under-load.sh $(N)
 
 # The embedded default (SQLite, the file-system broker) against the same suite minus
 # the tests that need PostgreSQL, Redis or a browser: CI runs both set-ups.

@@ -21,5 +21,8 @@ export default defineConfig({
     include: ['src/**/*.test.{ts,tsx}'],
     restoreMocks: true,
     unstubGlobals: true,
+    // A test that passes in 0.5 s idle took 5.5 s on a loaded 2-core machine; past
+    // the 5 s default it was cut off while still clicking into the next test's page.
+    testTimeout: 30_000,
   },
 });

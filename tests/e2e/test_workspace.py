@@ -140,7 +140,8 @@ def test_markup_in_a_prefix_stays_inert_text(page, alice):
 
     expect(page.get_by_text(SCRIPT)).to_be_visible()
     expect(page.get_by_text(IMAGE)).to_be_visible()
-    page.wait_for_timeout(300)  # an onerror handler would have run by now
+    # Every image has loaded or failed: an onerror handler would have run by now.
+    page.wait_for_function("() => Array.from(document.images).every((img) => img.complete)")
     assert page.evaluate("typeof window.__xss") == "undefined"
     assert page.locator("main img").count() == 0
     assert page.locator("main script").count() == 0
@@ -155,7 +156,8 @@ def test_a_write_made_offline_is_saved_once_the_server_is_back(page, alice):
     expect(page.get_by_test_id("save-state")).to_have_text("Offline, retrying…")
     # The pattern shows at once, marked as not saved yet.
     expect(page.get_by_test_id("pattern-item")).to_contain_text("not saved yet")
-    page.wait_for_timeout(1_500)  # a few failed retries
+    # A retry failed too (the queue backs off from 1 s), and nothing reached the server.
+    page.wait_for_event("requestfailed", predicate=lambda request: "/patterns/" in request.url)
     assert not Pattern.objects.filter(annotation__key=key).exists()
 
     page.context.set_offline(False)

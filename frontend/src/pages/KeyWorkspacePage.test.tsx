@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { AnnotationState, Pattern } from '../api/types';
+import { advance, until, useFakeClock } from '../test/clock';
 import { makeKey, makePrefix, makeState } from '../test/factories';
 import { alice, json, mockApi, renderApp } from '../test/utils';
 
@@ -274,6 +275,8 @@ describe('the key workspace', () => {
 
 describe('loading a key', () => {
   it('tries again by itself when the server is briefly unavailable', async () => {
+    // A fake clock: the retry waits a second of the page's time, not the machine's.
+    useFakeClock();
     let calls = 0;
     mockApi({
       'GET /api/keys/10/': () =>
@@ -282,8 +285,11 @@ describe('loading a key', () => {
           : json(200, makeKey()),
     });
     renderApp({ path: PATH, user: alice });
-    expect(await screen.findByRole('alert')).toHaveTextContent('The database is unavailable');
-    expect(await screen.findByRole('heading', { name: 'Layer 3 · key 42' }, { timeout: 3_000 })).toBeInTheDocument();
+    expect(await until(() => screen.getByRole('alert'))).toHaveTextContent('The database is unavailable');
+    await advance(999);
+    expect(calls).toBe(1); // backing off: not at once
+    await advance(1);
+    expect(await until(() => screen.getByRole('heading', { name: 'Layer 3 · key 42' }))).toBeInTheDocument();
     expect(calls).toBe(2);
   });
 });

@@ -1,11 +1,15 @@
 import '@testing-library/jest-dom/vitest';
 
-import { cleanup } from '@testing-library/react';
-import { afterEach, beforeEach } from 'vitest';
+import { cleanup, configure } from '@testing-library/react';
+import { afterEach, beforeEach, vi } from 'vitest';
 
 import i18n, { initI18n } from '../i18n';
 
 initI18n('en');
+
+// A busy machine is slow, not wrong: every wait is for a condition, and its deadline
+// is generous (Testing Library's default of 1 s failed on a loaded 2-core machine).
+configure({ asyncUtilTimeout: 5_000 });
 
 beforeEach(async () => {
   window.localStorage.clear();
@@ -14,5 +18,6 @@ beforeEach(async () => {
 
 afterEach(() => {
   cleanup();
+  vi.useRealTimers();
   document.cookie = 'csrftoken=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/';
 });

@@ -1,25 +1,35 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
+import { advance, until, useFakeClock } from '../../test/clock';
 import { makeRun } from '../../test/factories';
 import { carol, json, mockApi, renderApp } from '../../test/utils';
-import { formatDuration } from './MiningPage';
+import { formatDuration, POLL_MS } from './MiningPage';
 
 describe('mining runs screen', () => {
   it('draws a live progress bar with sentences, tokens/s and ETA, polling about every second', async () => {
+    // A fake clock: the polls are counted against the page's time, not the machine's.
+    useFakeClock();
     const answers = [
       makeRun(),
       makeRun({ progress: { ...makeRun().progress, sentences_done: 500, eta_seconds: 65 } }),
       makeRun({ status: 'done', progress: { ...makeRun().progress, sentences_done: 1000, eta_seconds: 0 } }),
     ];
-    let calls = 0;
+    // The run moves on once a second of (fake) time; the answer depends on the time
+    // of the poll, not on how many polls came before.
+    const start = Date.now();
+    const polledAt: number[] = [];
     mockApi({
-      'GET /api/admin/mining-runs/': () => json(200, [answers[Math.min(calls++, answers.length - 1)]]),
+      'GET /api/admin/mining-runs/': () => {
+        const at = Date.now() - start;
+        polledAt.push(at);
+        return json(200, [answers[Math.min(Math.floor(at / POLL_MS), answers.length - 1)]]);
+      },
     });
     renderApp({ path: '/manage/mining', user: carol });
 
-    const card = await screen.findByTestId('mining-run');
+    const card = await until(() => screen.getByTestId('mining-run'));
     const bar = within(card).getByRole('progressbar', { name: 'Mining progress of wiki-run' });
     expect(bar).toHaveAttribute('aria-valuenow', '250');
     expect(bar).toHaveAttribute('aria-valuemax', '1000');
@@ -28,14 +38,20 @@ describe('mining runs screen', () => {
     expect(within(card).getByTestId('run-eta')).toHaveTextContent('ETA 2:05');
     expect(within(card).getByTestId('run-status')).toHaveTextContent('mining');
 
-    await waitFor(() => expect(bar).toHaveAttribute('aria-valuenow', '500'), { timeout: 2_500 });
+    // Not before a second has passed...
+    await advance(POLL_MS - 1);
+    expect(polledAt.every((at) => at === 0)).toBe(true);
+    expect(bar).toHaveAttribute('aria-valuenow', '250');
+    // ...then once a second.
+    await advance(1);
+    await until(() => expect(bar).toHaveAttribute('aria-valuenow', '500'));
     expect(within(card).getByTestId('run-eta')).toHaveTextContent('ETA 1:05');
-    await waitFor(() => expect(within(card).getByTestId('run-status')).toHaveTextContent('done'), {
-      timeout: 2_500,
-    });
-    const settled = calls;
-    await new Promise((resolve) => setTimeout(resolve, 1_300));
-    expect(calls).toBe(settled); // nothing in progress: no more polling
+    await advance(POLL_MS);
+    await until(() => expect(within(card).getByTestId('run-status')).toHaveTextContent('done'));
+    const polls = polledAt.length;
+    await advance(10 * POLL_MS);
+    expect(polledAt).toHaveLength(polls); // nothing in progress: no more polling
+    expect(new Set(polledAt)).toEqual(new Set([0, POLL_MS, 2 * POLL_MS]));
     expect(within(card).queryByRole('button', { name: /Cancel/ })).not.toBeInTheDocument();
   });
 

@@ -1,10 +1,12 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
 import { reportQueryString } from '../../../api/client';
+import { advance, until, useFakeClock } from '../../../test/clock';
 import { makeExportJob, makeReport, makeStudy } from '../../../test/factories';
 import { alice, carol, json, mockApi, renderApp } from '../../../test/utils';
+import { EXPORT_POLL_MS } from './ExportSection';
 
 const STUDY = 'GET /api/admin/studies/7/';
 const REPORT = 'GET /api/admin/studies/7/report/';
@@ -170,7 +172,8 @@ describe('report page', () => {
   });
 
   it('prepares an export job, follows its progress and shows the download link', async () => {
-    const user = userEvent.setup();
+    // A fake clock: the job is polled on the page's time, not the machine's.
+    useFakeClock();
     let polls = 0;
     mockApi({
       [STUDY]: () => json(200, makeStudy()),
@@ -196,19 +199,25 @@ describe('report page', () => {
       },
     });
     renderApp({ path: '/manage/studies/7/report', user: carol });
-    await screen.findByTestId('figure2-chart');
+    await until(() => screen.getByTestId('figure2-chart'));
     const section = screen.getByTestId('export-section');
     // A small study: direct links too.
     expect(within(section).getByRole('link', { name: 'JSONL' })).toHaveAttribute(
       'href',
       '/api/studies/7/export?format=jsonl',
     );
-    await user.click(within(section).getByRole('button', { name: 'Prepare a Parquet export' }));
-    await waitFor(() => expect(screen.getByTestId('export-progress')).toHaveTextContent('2 / 4 keys · running'), {
-      timeout: 2_500,
-    });
-    const link = await screen.findByTestId('export-download', {}, { timeout: 2_500 });
+    fireEvent.click(within(section).getByRole('button', { name: 'Prepare a Parquet export' }));
+    await until(() => expect(screen.getByTestId('export-progress')).toHaveTextContent('0 / 4 keys'));
+    await advance(EXPORT_POLL_MS - 1);
+    expect(polls).toBe(0); // not before a second has passed
+    await advance(1);
+    await until(() => expect(screen.getByTestId('export-progress')).toHaveTextContent('2 / 4 keys · running'));
+    expect(polls).toBe(1);
+    await advance(EXPORT_POLL_MS);
+    const link = await until(() => screen.getByTestId('export-download'));
     expect(link).toHaveAttribute('href', '/api/admin/exports/5/download');
+    await advance(10 * EXPORT_POLL_MS);
+    expect(polls).toBe(2); // done: no more polling
   });
 
   it('is for staff only', () => {
