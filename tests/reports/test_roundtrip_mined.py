@@ -83,6 +83,8 @@ def mined_study(settings, tmp_path, tiny_gpt2_dir, tiny_corpus):  # noqa: F811
     GPT-2's 2 layers, top 5, sentences cut at 6 tokens (so some next tokens are unknown),
     with §3.2's perturbation; §4 is counted over all 96 keys. Annotated by two people."""
     settings.DATA_DIR = tmp_path / "data"
+    # The model and the corpus lie in tmp_path: the only folder mining may read here.
+    settings.FFKV_CORPUS_ROOTS = settings.FFKV_MODEL_ROOTS = [tmp_path]
     call_command(
         "mine",
         model=str(tiny_gpt2_dir),
