@@ -50,6 +50,21 @@ def database_url_of_test_db() -> str:
     return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
 
 
+def worker_env(data_dir: Path, extra: dict[str, str]) -> dict[str, str]:
+    """The environment of a worker process: the test database, ``data_dir``, and the
+    roots the test set (the worker reads local files only inside them)."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": database_url_of_test_db(),
+        "FFKV_DATA_DIR": str(data_dir),
+        "FFKV_CORPUS_ROOTS": ",".join(map(str, settings.FFKV_CORPUS_ROOTS)),
+        "FFKV_MODEL_ROOTS": ",".join(map(str, settings.FFKV_MODEL_ROOTS)),
+        "PYTHONUNBUFFERED": "1",
+        **extra,
+    }
+
+
 class WorkerProcess:
     """A real ``celery worker`` process on its own queues, against the test database."""
 
@@ -58,17 +73,7 @@ class WorkerProcess:
     ) -> None:
         self.queues = queues
         self.log = log
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": database_url_of_test_db(),
-            "FFKV_DATA_DIR": str(data_dir),
-            # The worker reads local files only inside the roots the test set.
-            "FFKV_CORPUS_ROOTS": ",".join(map(str, settings.FFKV_CORPUS_ROOTS)),
-            "FFKV_MODEL_ROOTS": ",".join(map(str, settings.FFKV_MODEL_ROOTS)),
-            "PYTHONUNBUFFERED": "1",
-            **(env or {}),
-        }
+        env = worker_env(data_dir, env or {})
         self.name = f"test-{uuid.uuid4().hex[:8]}@%h"
         self._log_file = log.open("ab")
         self.process = subprocess.Popen(

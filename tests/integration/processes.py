@@ -121,9 +121,7 @@ class ProductionWorker:
     worker-gpu runs it (the prefork pool with one child), against the test database."""
 
     def __init__(self, name: str, data_dir: Path, log: Path, env: dict[str, str]) -> None:
-        from django.conf import settings
-
-        from tests.integration.conftest import ROOT, database_url_of_test_db
+        from tests.integration.conftest import ROOT, worker_env
 
         self.name, self.log = name, log
         self._log_file = log.open("ab")
@@ -145,17 +143,7 @@ class ProductionWorker:
                 "INFO",
             ],
             cwd=ROOT,
-            env={
-                **os.environ,
-                "DJANGO_SETTINGS_MODULE": "config.settings",
-                "DATABASE_URL": database_url_of_test_db(),
-                "FFKV_DATA_DIR": str(data_dir),
-                # The roots the test allowed: the worker checks every file it opens.
-                "FFKV_CORPUS_ROOTS": ",".join(map(str, settings.FFKV_CORPUS_ROOTS)),
-                "FFKV_MODEL_ROOTS": ",".join(map(str, settings.FFKV_MODEL_ROOTS)),
-                "PYTHONUNBUFFERED": "1",
-                **env,
-            },
+            env=worker_env(data_dir, env),
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
