@@ -62,6 +62,8 @@ lint: venv frontend/node_modules/.installed
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy config annotate mining reports bench manage.py
 	cd frontend && npm run typecheck
+	cd frontend && npm run lint
+	cd frontend && npm run format:check
 	$(MAKE) --no-print-directory check-schema
 
 # The OpenAPI schema and the TypeScript types generated from it are committed; this
