@@ -1,6 +1,9 @@
+import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Route, Routes } from 'react-router-dom';
 
+import { makeQueryClient } from './api/queryClient';
 import type { User } from './api/types';
 import { AuthProvider } from './auth/AuthContext';
 import { AppHeader } from './components/AppHeader';
@@ -27,9 +30,18 @@ const MAIN_ID = 'main';
  * every path that is not /api/, /admin/ or /static/: the admin's screens live under
  * /manage, because /admin/ is Django's own admin.
  */
-export function App({ initialUser }: { initialUser?: User | null }) {
+export function App({
+  initialUser,
+  queryClient,
+}: {
+  initialUser?: User | null;
+  queryClient?: QueryClient;
+}) {
   const { t } = useTranslation();
+  // One cache per mounted app, so that tests never share answers.
+  const [client] = useState(() => queryClient ?? makeQueryClient());
   return (
+    <QueryClientProvider client={client}>
     <AuthProvider initialUser={initialUser}>
       <QueueProvider>
       <a className="skip-link" href={`#${MAIN_ID}`}>
@@ -83,5 +95,6 @@ export function App({ initialUser }: { initialUser?: User | null }) {
       </main>
       </QueueProvider>
     </AuthProvider>
+    </QueryClientProvider>
   );
 }

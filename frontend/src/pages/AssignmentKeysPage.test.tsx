@@ -39,35 +39,39 @@ function button(name: string): HTMLButtonElement {
 describe('AssignmentKeysPage', () => {
   // Four renders of a 100-row table: about 3 s of jsdom on a loaded 2-core machine, so
   // the ceiling is above vitest's 5 s default. Nothing here waits on the clock.
-  it('shows the range of a page of keys and pages through them all', { timeout: 30_000 }, async () => {
-    const fetchMock = mockApi(routes());
-    renderApp({ path: '/assignments/5', user: alice });
+  it(
+    'shows the range of a page of keys and pages through them all',
+    { timeout: 30_000 },
+    async () => {
+      const fetchMock = mockApi(routes());
+      renderApp({ path: '/assignments/5', user: alice });
 
-    expect(await screen.findByTestId('keys-range')).toHaveTextContent('Keys 1–100 of 250');
-    expect(screen.getAllByTestId('assignment-key-row')).toHaveLength(100);
-    expect(button('Previous keys')).toBeDisabled();
+      expect(await screen.findByTestId('keys-range')).toHaveTextContent('Keys 1–100 of 250');
+      expect(screen.getAllByTestId('assignment-key-row')).toHaveLength(100);
+      expect(button('Previous keys')).toBeDisabled();
 
-    fireEvent.click(button('Next keys'));
-    expect(await screen.findByText('Keys 101–200 of 250')).toBeInTheDocument();
-    const opened = screen.getByText('Layer 2 · key 20');
-    expect(opened).toHaveAttribute('href', '/keys/1120?assignment=5');
-    expect(opened.closest('tr')).toHaveTextContent('submitted');
+      fireEvent.click(button('Next keys'));
+      expect(await screen.findByText('Keys 101–200 of 250')).toBeInTheDocument();
+      const opened = screen.getByText('Layer 2 · key 20');
+      expect(opened).toHaveAttribute('href', '/keys/1120?assignment=5');
+      expect(opened.closest('tr')).toHaveTextContent('submitted');
 
-    fireEvent.click(button('Next keys'));
-    expect(await screen.findByText('Keys 201–250 of 250')).toBeInTheDocument();
-    expect(screen.getAllByTestId('assignment-key-row')).toHaveLength(50);
-    expect(button('Next keys')).toBeDisabled();
+      fireEvent.click(button('Next keys'));
+      expect(await screen.findByText('Keys 201–250 of 250')).toBeInTheDocument();
+      expect(screen.getAllByTestId('assignment-key-row')).toHaveLength(50);
+      expect(button('Next keys')).toBeDisabled();
 
-    fireEvent.click(button('Previous keys'));
-    expect(await screen.findByText('Keys 101–200 of 250')).toBeInTheDocument();
-    const asked = fetchMock.mock.calls.map(([url]) => String(url));
-    expect(asked).toEqual([
-      '/api/assignments/5/keys/?limit=100&offset=0',
-      '/api/assignments/5/keys/?limit=100&offset=100',
-      '/api/assignments/5/keys/?limit=100&offset=200',
-      '/api/assignments/5/keys/?limit=100&offset=100',
-    ]);
-  });
+      fireEvent.click(button('Previous keys'));
+      expect(await screen.findByText('Keys 101–200 of 250')).toBeInTheDocument();
+      const asked = fetchMock.mock.calls.map(([url]) => String(url));
+      expect(asked).toEqual([
+        '/api/assignments/5/keys/?limit=100&offset=0',
+        '/api/assignments/5/keys/?limit=100&offset=100',
+        '/api/assignments/5/keys/?limit=100&offset=200',
+        '/api/assignments/5/keys/?limit=100&offset=100',
+      ]);
+    },
+  );
 
   it('opens on the page named in the address', async () => {
     mockApi(routes());
@@ -82,5 +86,27 @@ describe('AssignmentKeysPage', () => {
     });
     renderApp({ path: '/assignments/5', user: alice });
     expect(await screen.findByText('This assignment has no keys.')).toBeInTheDocument();
+  });
+
+  it('keeps the current page on screen while the next one loads', { timeout: 30_000 }, async () => {
+    let answerNext: (response: Response) => void = () => {};
+    mockApi({
+      ...routes(),
+      'GET /api/assignments/5/keys/?limit=100&offset=100': () =>
+        new Promise<Response>((resolve) => {
+          answerNext = resolve;
+        }),
+    });
+    renderApp({ path: '/assignments/5', user: alice });
+    expect(await screen.findByTestId('keys-range')).toHaveTextContent('Keys 1–100 of 250');
+
+    fireEvent.click(button('Next keys'));
+    // The request for keys 101-200 is out; the first page stays, no spinner replaces it.
+    expect(screen.getByTestId('keys-range')).toHaveTextContent('Keys 1–100 of 250');
+    expect(screen.getAllByTestId('assignment-key-row')).toHaveLength(100);
+    expect(screen.queryByRole('status')).not.toBeInTheDocument();
+
+    answerNext(json(200, pageOf(100, 100)));
+    expect(await screen.findByText('Keys 101–200 of 250')).toBeInTheDocument();
   });
 });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams, useSearchParams } from 'react-router-dom';
 
@@ -9,11 +9,6 @@ import { Loading } from '../components/Loading';
 
 /** Keys per page: an assignment can have 100,000 keys, and the API answers in pages. */
 export const KEYS_PER_PAGE = 100;
-
-type State =
-  | { kind: 'loading' }
-  | { kind: 'failed'; message: string }
-  | { kind: 'loaded'; page: AssignmentKeyPage };
 
 function pageFrom(params: URLSearchParams): number {
   const page = Number(params.get('page'));
@@ -27,20 +22,13 @@ export function AssignmentKeysPage() {
   const { t } = useTranslation();
   const [params, setParams] = useSearchParams();
   const pageNumber = pageFrom(params);
-  const [state, setState] = useState<State>({ kind: 'loading' });
-
-  useEffect(() => {
-    let cancelled = false;
-    setState({ kind: 'loading' });
-    api.assignmentKeys(id, (pageNumber - 1) * KEYS_PER_PAGE, KEYS_PER_PAGE).then(
-      (page) => !cancelled && setState({ kind: 'loaded', page }),
-      (error: unknown) =>
-        !cancelled && setState({ kind: 'failed', message: errorMessage(error, t) }),
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [id, pageNumber, t]);
+  // The previous page stays on screen while the next one loads.
+  const query = useQuery({
+    queryKey: ['assignment-keys', id, pageNumber],
+    queryFn: () => api.assignmentKeys(id, (pageNumber - 1) * KEYS_PER_PAGE, KEYS_PER_PAGE),
+    placeholderData: keepPreviousData,
+  });
+  const page = query.data;
 
   const goTo = (page: number) => setParams(page > 1 ? { page: String(page) } : {});
 
@@ -50,16 +38,16 @@ export function AssignmentKeysPage() {
         {t('notFound.back')}
       </Link>
       <h1>{t('keys.heading')}</h1>
-      {state.kind === 'loading' && <Loading />}
-      {state.kind === 'failed' && (
+      {query.isPending && <Loading />}
+      {query.isError && (
         <p role="alert" className="alert">
-          {state.message}
+          {errorMessage(query.error, t)}
         </p>
       )}
-      {state.kind === 'loaded' && state.page.count === 0 && <p>{t('keys.none')}</p>}
-      {state.kind === 'loaded' && state.page.count > 0 && (
+      {page !== undefined && page.count === 0 && <p>{t('keys.none')}</p>}
+      {page !== undefined && page.count > 0 && (
         <>
-          <Pager page={state.page} pageNumber={pageNumber} onGo={goTo} />
+          <Pager page={page} pageNumber={pageNumber} onGo={goTo} />
           <table className="assignments" data-testid="assignment-keys">
             <thead>
               <tr>
@@ -69,7 +57,7 @@ export function AssignmentKeysPage() {
               </tr>
             </thead>
             <tbody>
-              {state.page.results.map((key) => (
+              {page.results.map((key) => (
                 <tr key={key.id} data-testid="assignment-key-row">
                   <th scope="row">
                     <Link to={`/keys/${key.id}?assignment=${id}`}>

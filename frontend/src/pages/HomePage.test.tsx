@@ -2,6 +2,7 @@ import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
+import { advance, until, useFakeClock } from '../test/clock';
 import { makeKey } from '../test/factories';
 import { alice, carol, json, makeAssignment, mockApi, renderApp } from '../test/utils';
 
@@ -71,7 +72,10 @@ describe('HomePage', () => {
     mockApi({ 'GET /api/admin/studies/': () => json(200, []) });
     renderApp({ user: carol });
     expect(await screen.findByRole('heading', { name: 'Studies' })).toBeInTheDocument();
-    expect(screen.getByRole('link', { name: 'Mining runs' })).toHaveAttribute('href', '/manage/mining');
+    expect(screen.getByRole('link', { name: 'Mining runs' })).toHaveAttribute(
+      'href',
+      '/manage/mining',
+    );
     expect(screen.getByRole('link', { name: 'Django admin' })).toHaveAttribute('href', '/admin/');
   });
 
@@ -120,5 +124,38 @@ describe('HomePage', () => {
     expect(screen.getByRole('button', { name: '退出登录' })).toBeInTheDocument();
     expect(document.documentElement.lang).toBe('zh-CN');
     expect(window.localStorage.getItem('ffkv.language')).toBe('zh-CN');
+  });
+
+  it('asks again after a server error, and shows the list once it answers', async () => {
+    useFakeClock();
+    let calls = 0;
+    mockApi({
+      'GET /api/assignments/': () => {
+        calls += 1;
+        return calls === 1 ? json(503, { detail: 'unavailable' }) : json(200, [makeAssignment()]);
+      },
+    });
+    renderApp({ user: alice, retry: true });
+    await until(() => expect(calls).toBe(1));
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+
+    await advance(5_000);
+    await until(() => expect(screen.getAllByTestId('assignment-row')).toHaveLength(1));
+    expect(calls).toBe(2);
+  });
+
+  it('does not retry a refusal, and says why at once', async () => {
+    useFakeClock();
+    let calls = 0;
+    mockApi({
+      'GET /api/assignments/': () => {
+        calls += 1;
+        return json(404, { detail: 'No such thing.' });
+      },
+    });
+    renderApp({ user: alice, retry: true });
+    await until(() => expect(screen.getByRole('alert')).toHaveTextContent('No such thing.'));
+    await advance(60_000);
+    expect(calls).toBe(1);
   });
 });

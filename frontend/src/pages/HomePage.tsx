@@ -1,18 +1,13 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Navigate } from 'react-router-dom';
 
 import { api, isApiError } from '../api/client';
 import { errorMessage } from '../api/errorMessage';
-import type { Assignment } from '../api/types';
 import { useAuth } from '../auth/AuthContext';
 import { AssignmentTable } from '../components/AssignmentTable';
 import { Loading } from '../components/Loading';
-
-type State =
-  | { kind: 'loading' }
-  | { kind: 'failed'; message: string }
-  | { kind: 'loaded'; assignments: Assignment[] };
 
 /** The annotator's home: their own assignments and how far along each one is. */
 export function HomePage() {
@@ -36,32 +31,14 @@ export function HomePage() {
 function AssignmentsSection() {
   const { t } = useTranslation();
   const { refresh, user } = useAuth();
-  const [state, setState] = useState<State>({ kind: 'loading' });
+  const query = useQuery({ queryKey: ['assignments'], queryFn: () => api.assignments() });
+  const { error } = query;
 
-  const load = useCallback(
-    async (signal?: { cancelled: boolean }) => {
-      setState({ kind: 'loading' });
-      try {
-        const assignments = await api.assignments();
-        if (!signal?.cancelled) setState({ kind: 'loaded', assignments });
-      } catch (error) {
-        if (signal?.cancelled) return;
-        // A 403 here usually means the session ended; re-asking who is signed in
-        // sends an expired session back to /login.
-        if (isApiError(error) && error.status === 403) void refresh();
-        setState({ kind: 'failed', message: errorMessage(error, t) });
-      }
-    },
-    [refresh, t],
-  );
-
+  // A 403 here usually means the session ended; re-asking who is signed in sends an
+  // expired session back to /login.
   useEffect(() => {
-    const signal = { cancelled: false };
-    void load(signal);
-    return () => {
-      signal.cancelled = true;
-    };
-  }, [load]);
+    if (isApiError(error) && error.status === 403) void refresh();
+  }, [error, refresh]);
 
   return (
     <section className="home">
@@ -71,26 +48,24 @@ function AssignmentsSection() {
           <Link to="/manage">{t('home.manageLink')}</Link>
         </p>
       )}
-      {state.kind === 'loading' && <Loading />}
-      {state.kind === 'failed' && (
+      {query.isPending && <Loading />}
+      {query.isError && (
         <div className="card">
           <p role="alert" className="alert">
-            {t('home.loadFailed')} {state.message}
+            {t('home.loadFailed')} {errorMessage(error, t)}
           </p>
-          <button type="button" onClick={() => void load()}>
+          <button type="button" onClick={() => void query.refetch()}>
             {t('home.retry')}
           </button>
         </div>
       )}
-      {state.kind === 'loaded' && state.assignments.length === 0 && (
+      {query.isSuccess && query.data.length === 0 && (
         <div className="card empty" data-testid="assignments-empty">
           <p>{t('home.empty')}</p>
           <p className="muted">{t('home.emptyHint')}</p>
         </div>
       )}
-      {state.kind === 'loaded' && state.assignments.length > 0 && (
-        <AssignmentTable assignments={state.assignments} />
-      )}
+      {query.isSuccess && query.data.length > 0 && <AssignmentTable assignments={query.data} />}
     </section>
   );
 }

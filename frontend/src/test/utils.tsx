@@ -2,6 +2,7 @@ import { render } from '@testing-library/react';
 import { MemoryRouter } from 'react-router-dom';
 import { vi } from 'vitest';
 
+import { makeQueryClient } from '../api/queryClient';
 import type { Assignment, User } from '../api/types';
 import { App } from '../App';
 
@@ -59,10 +60,15 @@ export function mockApi(routes: Record<string, Route>) {
   return fetchMock;
 }
 
-export function renderApp({ path = '/', user }: { path?: string; user?: User | null } = {}) {
+export function renderApp({
+  path = '/',
+  user,
+  retry = false,
+}: { path?: string; user?: User | null; retry?: boolean } = {}) {
+  // Tests see a failure at once unless they ask for the app's own retry policy.
   return render(
     <MemoryRouter initialEntries={[path]}>
-      <App initialUser={user} />
+      <App initialUser={user} queryClient={makeQueryClient({ retry })} />
     </MemoryRouter>,
   );
 }
