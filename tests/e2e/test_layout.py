@@ -156,6 +156,7 @@ def test_on_a_wide_screen_the_composer_sits_beside_the_prefixes_and_stays(
     select_rows_with_keyboard(page, 3)
     page.get_by_label("Pattern description").fill("cooking in the kitchen")
     page.get_by_test_id("prefix-list").focus()
+    page.evaluate("window.scrollTo(0, 0)")
     screenshot(page, tmp_path, name, readme=size == WIDE)
 
     assert_in_viewport(page, composer(page), "composer")

@@ -8,6 +8,7 @@ import { errorMessage } from '../api/errorMessage';
 import type { AnnotationState, KeyDetail, PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
+import { KeyActivityNotice } from '../workspace/KeyActivityNotice';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
@@ -17,6 +18,7 @@ import { PrefixList } from '../workspace/PrefixList';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
+import { ValueTokens } from '../workspace/ValueTokens';
 import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, WriteQueue } from '../workspace/writeQueue';
 
@@ -490,6 +492,8 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         </div>
       )}
 
+      <KeyActivityNotice prefixes={prefixes} />
+
       <div className="workspace-grid">
         <PrefixList
           ref={listRef}
@@ -537,19 +541,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
               onBlur={flushNote}
             />
           </section>
-          {detail.value_top_tokens && (
-            <section className="card" data-testid="value-tokens">
-              <h2>{t('workspace.valueTokens')}</h2>
-              <ol className="value-tokens">
-                {detail.value_top_tokens.map((token, index) => (
-                  <li key={index}>
-                    <span className="token">{token.token}</span>{' '}
-                    <span className="muted">{(token.probability * 100).toFixed(1)}%</span>
-                  </li>
-                ))}
-              </ol>
-            </section>
-          )}
+          {detail.value_top_tokens && <ValueTokens tokens={detail.value_top_tokens} />}
           <section className="card submit-card">
             {submitted ? (
               <>
