@@ -19,6 +19,8 @@ import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
 import { ValueTokens } from '../workspace/ValueTokens';
+import { placeOf, WorkspaceNotice } from '../workspace/WorkspaceNotice';
+import type { NoticePlace } from '../workspace/WorkspaceNotice';
 import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, WriteQueue } from '../workspace/writeQueue';
 
@@ -48,6 +50,7 @@ interface Notice {
   kind: 'conflict' | 'rejected';
   text: string;
   changes: string[];
+  place?: NoticePlace;
 }
 
 interface Composer {
@@ -197,6 +200,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
                 ? t('conflict.submittedElsewhere')
                 : t('conflict.changedElsewhere'),
             changes,
+            place: placeOf(event.dropped),
           });
           return;
         }
@@ -204,6 +208,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           kind: 'rejected',
           text: t('conflict.rejected', { message: event.message || t('errors.network') }),
           changes: [],
+          place: placeOf([event.write]),
         });
         restoreComposer([event.write]);
       }),
@@ -302,7 +307,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       }
       navigate(`/keys/${next.key_id}?assignment=${next.assignment_id}`);
     } catch (error) {
-      setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [] });
+      setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [], place: 'submit' });
       setAdvancing(false);
     }
   }, [advancing, load.kind, flushNote, submitted, queue, keyId, assignmentId, navigate, t]);
@@ -472,25 +477,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         </div>
       </div>
 
-      {notice && (
-        <div
-          role="alert"
-          className={notice.kind === 'conflict' ? 'notice' : 'alert'}
-          data-testid="notice"
-        >
-          <p>{notice.text}</p>
-          {notice.changes.length > 0 && (
-            <ul>
-              {notice.changes.map((change) => (
-                <li key={change}>{change}</li>
-              ))}
-            </ul>
-          )}
-          <button type="button" className="link-button" onClick={() => setNotice(null)}>
-            {t('conflict.dismiss')}
-          </button>
-        </div>
-      )}
+      <WorkspaceNotice notice={notice} at="top" onDismiss={() => setNotice(null)} />
 
       <KeyActivityNotice prefixes={prefixes} />
 
@@ -519,6 +506,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             onCancelEdit={cancelEdit}
             onClearSelection={() => dispatch({ type: 'clear' })}
           />
+          <WorkspaceNotice notice={notice} at="composer" onDismiss={() => setNotice(null)} />
           <PatternList
             patterns={display?.patterns ?? []}
             readOnly={submitted}
@@ -526,6 +514,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             onDelete={deletePattern}
             onShow={(pattern) => dispatch({ type: 'set', ranks: pattern.prefix_ranks })}
           />
+          <WorkspaceNotice notice={notice} at="patterns" onDismiss={() => setNotice(null)} />
           <section className="card">
             <label htmlFor="annotation-note" className="note-label">
               {t('workspace.note')}
@@ -540,6 +529,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
               onChange={(event) => changeNote(event.target.value)}
               onBlur={flushNote}
             />
+            <WorkspaceNotice notice={notice} at="note" onDismiss={() => setNotice(null)} />
           </section>
           {detail.value_top_tokens && <ValueTokens tokens={detail.value_top_tokens} />}
           <section className="card submit-card">
@@ -574,6 +564,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             {advancing && snapshot.status !== 'saved' && (
               <p className="muted">{t('workspace.submitWaiting')}</p>
             )}
+            <WorkspaceNotice notice={notice} at="submit" onDismiss={() => setNotice(null)} />
           </section>
         </aside>
       </div>
