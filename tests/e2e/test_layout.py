@@ -199,6 +199,8 @@ def test_on_a_phone_the_composer_comes_first_and_submit_stays_in_a_bar(page, ali
     assert_in_viewport(page, submit(page), "Submit at the end of the list")
     assert_on_top(page, submit(page), "Submit at the end of the list")
     assert_on_top(page, last, "the last prefix")
+    bar = box(page.locator(".submit-card"))
+    assert box(last)["y"] + box(last)["height"] <= bar["y"], ("under the bar", box(last), bar)
     screenshot(page, tmp_path, "workspace-390-end", readme=False)
 
     # The action bar works: Submit submits (and, with no key left, says so).
