@@ -8,6 +8,7 @@ import { errorMessage } from '../api/errorMessage';
 import type { AnnotationState, KeyDetail, PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
+import { KeyActivityNotice } from '../workspace/KeyActivityNotice';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
@@ -17,6 +18,9 @@ import { PrefixList } from '../workspace/PrefixList';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
+import { ValueTokens } from '../workspace/ValueTokens';
+import { placeOf, WorkspaceNotice } from '../workspace/WorkspaceNotice';
+import type { NoticePlace } from '../workspace/WorkspaceNotice';
 import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, WriteQueue } from '../workspace/writeQueue';
 
@@ -46,6 +50,7 @@ interface Notice {
   kind: 'conflict' | 'rejected';
   text: string;
   changes: string[];
+  place?: NoticePlace;
 }
 
 interface Composer {
@@ -195,6 +200,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
                 ? t('conflict.submittedElsewhere')
                 : t('conflict.changedElsewhere'),
             changes,
+            place: placeOf(event.dropped),
           });
           return;
         }
@@ -202,6 +208,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           kind: 'rejected',
           text: t('conflict.rejected', { message: event.message || t('errors.network') }),
           changes: [],
+          place: placeOf([event.write]),
         });
         restoreComposer([event.write]);
       }),
@@ -300,7 +307,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       }
       navigate(`/keys/${next.key_id}?assignment=${next.assignment_id}`);
     } catch (error) {
-      setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [] });
+      setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [], place: 'submit' });
       setAdvancing(false);
     }
   }, [advancing, load.kind, flushNote, submitted, queue, keyId, assignmentId, navigate, t]);
@@ -470,25 +477,9 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         </div>
       </div>
 
-      {notice && (
-        <div
-          role="alert"
-          className={notice.kind === 'conflict' ? 'notice' : 'alert'}
-          data-testid="notice"
-        >
-          <p>{notice.text}</p>
-          {notice.changes.length > 0 && (
-            <ul>
-              {notice.changes.map((change) => (
-                <li key={change}>{change}</li>
-              ))}
-            </ul>
-          )}
-          <button type="button" className="link-button" onClick={() => setNotice(null)}>
-            {t('conflict.dismiss')}
-          </button>
-        </div>
-      )}
+      <WorkspaceNotice notice={notice} at="top" onDismiss={() => setNotice(null)} />
+
+      <KeyActivityNotice prefixes={prefixes} />
 
       <div className="workspace-grid">
         <PrefixList
@@ -515,6 +506,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             onCancelEdit={cancelEdit}
             onClearSelection={() => dispatch({ type: 'clear' })}
           />
+          <WorkspaceNotice notice={notice} at="composer" onDismiss={() => setNotice(null)} />
           <PatternList
             patterns={display?.patterns ?? []}
             readOnly={submitted}
@@ -522,6 +514,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             onDelete={deletePattern}
             onShow={(pattern) => dispatch({ type: 'set', ranks: pattern.prefix_ranks })}
           />
+          <WorkspaceNotice notice={notice} at="patterns" onDismiss={() => setNotice(null)} />
           <section className="card">
             <label htmlFor="annotation-note" className="note-label">
               {t('workspace.note')}
@@ -536,20 +529,9 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
               onChange={(event) => changeNote(event.target.value)}
               onBlur={flushNote}
             />
+            <WorkspaceNotice notice={notice} at="note" onDismiss={() => setNotice(null)} />
           </section>
-          {detail.value_top_tokens && (
-            <section className="card" data-testid="value-tokens">
-              <h2>{t('workspace.valueTokens')}</h2>
-              <ol className="value-tokens">
-                {detail.value_top_tokens.map((token, index) => (
-                  <li key={index}>
-                    <span className="token">{token.token}</span>{' '}
-                    <span className="muted">{(token.probability * 100).toFixed(1)}%</span>
-                  </li>
-                ))}
-              </ol>
-            </section>
-          )}
+          {detail.value_top_tokens && <ValueTokens tokens={detail.value_top_tokens} />}
           <section className="card submit-card">
             {submitted ? (
               <>
@@ -582,6 +564,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             {advancing && snapshot.status !== 'saved' && (
               <p className="muted">{t('workspace.submitWaiting')}</p>
             )}
+            <WorkspaceNotice notice={notice} at="submit" onDismiss={() => setNotice(null)} />
           </section>
         </aside>
       </div>

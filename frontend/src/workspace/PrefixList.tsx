@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 
 import type { PrefixLabelValue, TriggerPrefix } from '../api/types';
 import type { DisplayPattern } from './labels';
+import { exactNumber, formatCoefficient } from './numbers';
 import { PrefixText } from './PrefixText';
 import type { SelectionAction, SelectionState } from './selection';
 
@@ -27,7 +28,6 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
 ) {
   const { t, i18n } = useTranslation();
   const max = Math.max(0, ...prefixes.map((prefix) => prefix.coefficient));
-  const numbers = new Intl.NumberFormat(i18n.language, { maximumFractionDigits: 3 });
   const cursorRank = prefixes[selection.cursor]?.rank;
 
   useEffect(() => {
@@ -87,11 +87,19 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
                 )}
               </span>
             </span>
-            <span className="coefficient" title={t('workspace.coefficient')}>
+            <span
+              className={`coefficient${prefix.coefficient > 0 ? '' : ' inactive'}`}
+              title={t(
+                prefix.coefficient > 0 ? 'workspace.coefficientValue' : 'workspace.coefficientInactive',
+                { value: exactNumber(prefix.coefficient) },
+              )}
+            >
               <span className="coef-bar" aria-hidden="true">
                 <span className="coef-fill" style={{ width: `${share * 100}%` }} />
               </span>
-              <span className="coef-value">{numbers.format(prefix.coefficient)}</span>
+              <span className="coef-value" data-testid="coefficient">
+                {formatCoefficient(prefix.coefficient, i18n.language)}
+              </span>
             </span>
             <span className="row-labels" data-testid="prefix-label" data-label={label}>
               {covering.length === 0 ? (
