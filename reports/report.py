@@ -272,12 +272,24 @@ def _value_agreement_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...
         )
 
 
+def _count(value: Any) -> Any:
+    """A count as a CSV cell: whole counts as integers (``12``, not ``12.0``). Figure 2's
+    counts are floats in the JSON because a majority vote split by a tie gives each
+    tied label a fraction of a unit (0.5, 1/3); those fractions stay as they are."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return csv_cell(value)
+
+
 def report_csv(report: dict[str, Any]) -> str:
     """The report as CSV (columns: ``REPORT_CSV_COLUMNS``); text cells pass through
-    ``csv_cell``."""
+    ``csv_cell``, counts through ``_count``."""
     out = io.StringIO()
     writer = csv_writer(out)
     writer.writerow(REPORT_CSV_COLUMNS)
+    n_column = REPORT_CSV_COLUMNS.index("n")
     for row in report_csv_rows(report):
-        writer.writerow([csv_cell(v) for v in row])
+        cells = [csv_cell(v) for v in row]
+        cells[n_column] = _count(row[n_column])
+        writer.writerow(cells)
     return out.getvalue()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 import krippendorff
 import numpy as np
 import pytest
@@ -141,8 +144,27 @@ def test_the_report_csv_has_one_number_per_row(hand_study):
     text = report_csv(report_build(study=hand_study))
     lines = text.splitlines()
     assert lines[0] == "section,view,layer,annotator,metric,value,low,high,n"
-    assert "figure2,pooled,1,,shallow+semantic,0.4,,,4.0" in lines
+    assert "figure2,pooled,1,,shallow+semantic,0.4,,,4" in lines
     assert "coverage,,all,,share_covered,0.5333333333333333,,,15" in lines
+
+
+def test_the_report_csv_writes_counts_as_integers(hand_study):
+    rows = list(csv.DictReader(io.StringIO(report_csv(report_build(study=hand_study)))))
+    counts = [row["n"] for row in rows if row["n"]]
+    assert counts and not [n for n in counts if n.endswith(".0")]
+    # A majority count may be a split vote: layer 1's ranks 1-2 tie shallow with
+    # shallow+semantic, so each gets 0.5 + 0.5 = 1 there, and whole counts stay whole.
+    majority = {
+        row["metric"]: row["n"]
+        for row in rows
+        if (row["section"], row["view"], row["layer"]) == ("figure2", "majority", "1")
+    }
+    assert majority == {
+        "shallow": "1",
+        "semantic": "1",
+        "shallow+semantic": "2",
+        "not-covered": "1",
+    }
 
 
 EVERY_KEY = {
