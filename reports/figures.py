@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import io
+import json
+from pathlib import Path
 from typing import Any
 
 from .stats.labels import LABEL_KEYS, LABELS
 
-# One colour per label, in LABELS order; not-covered is grey so that the covered share
-# reads as the coloured height of each bar.
-COLOURS = ("#4C78A8", "#F58518", "#54A24B", "#BBBBBB")
+# One colour per label, shared with the SPA's chart (its Figure2Chart.tsx imports the
+# same file), so that the page, its downloads and `manage.py report` look alike.
+# not-covered is grey so that the covered share reads as the coloured height of a bar.
+PALETTE_FILE = (
+    Path(__file__).resolve().parent.parent
+    / "frontend"
+    / "src"
+    / "pages"
+    / "manage"
+    / "report"
+    / "figure2Palette.json"
+)
+PALETTE: dict[str, str] = json.loads(PALETTE_FILE.read_text(encoding="utf-8"))
+COLOURS = tuple(PALETTE[label] for label in LABELS)
 
 
 def figure2_image(report: dict[str, Any], fmt: str) -> bytes:

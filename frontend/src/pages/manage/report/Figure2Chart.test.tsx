@@ -5,6 +5,7 @@ import type { ReportFigure2Row } from '../../../api/types';
 import { makeReport } from '../../../test/factories';
 import { chartSize, Figure2Chart, LABELS, PLOT_HEIGHT } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
+import PALETTE from './figure2Palette.json';
 import { safeFileName, serializeSvg } from './svgExport';
 
 const labelNames = Object.fromEntries(LABELS.map(({ label }) => [label, label])) as Record<
@@ -72,6 +73,17 @@ describe('Figure 2 chart', () => {
     expect(Number(shallow?.getAttribute('height'))).toBeCloseTo(0.4 * PLOT_HEIGHT, 6);
     const notCovered = svg.querySelector('g.bar[data-layer="2"] rect[data-label="not-covered"]');
     expect(Number(notCovered?.getAttribute('height'))).toBeCloseTo(0.4 * PLOT_HEIGHT, 6);
+  });
+
+  it("fills bars and legend with the shared palette (the server's PNG reads the same file)", () => {
+    const pooled = makeReport().figure2.pooled;
+    const svg = renderChart(barsOf(pooled.layers, pooled.overall));
+    for (const segment of Array.from(svg.querySelectorAll('rect.bar-segment'))) {
+      const label = segment.getAttribute('data-label') as keyof typeof PALETTE;
+      expect(segment.getAttribute('fill')).toBe(PALETTE[label]);
+    }
+    const swatches = Array.from(svg.querySelectorAll('rect.legend-swatch')).map((s) => s.getAttribute('fill'));
+    expect(new Set(swatches)).toEqual(new Set(Object.values(PALETTE)));
   });
 
   it('draws an empty bar (no segments) for a layer without ratings', () => {

@@ -1,13 +1,15 @@
 import type { Ref } from 'react';
 
 import type { ReportFigure2Row, ReportLabelValues } from '../../../api/types';
+// The one palette of Figure 2: the server's PNG and SVG (reports/figures.py) read it too.
+import PALETTE from './figure2Palette.json';
 
 /** The four labels, bottom to top in each bar, with the report's field names. */
 export const LABELS = [
-  { key: 'shallow', label: 'shallow', color: '#3d6fb6' },
-  { key: 'semantic', label: 'semantic', color: '#e07b28' },
-  { key: 'shallow_semantic', label: 'shallow+semantic', color: '#4c9a5a' },
-  { key: 'not_covered', label: 'not-covered', color: '#b9b4ae' },
+  { key: 'shallow', label: 'shallow', color: PALETTE['shallow'] },
+  { key: 'semantic', label: 'semantic', color: PALETTE['semantic'] },
+  { key: 'shallow_semantic', label: 'shallow+semantic', color: PALETTE['shallow+semantic'] },
+  { key: 'not_covered', label: 'not-covered', color: PALETTE['not-covered'] },
 ] as const satisfies ReadonlyArray<{ key: keyof ReportLabelValues; label: string; color: string }>;
 
 export type ChartLabel = (typeof LABELS)[number]['label'];
