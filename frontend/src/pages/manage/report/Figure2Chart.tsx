@@ -50,6 +50,9 @@ export interface Figure2ChartProps {
 }
 
 const TITLE_SIZE = 15;
+const TITLE_LINE = 19;
+// Narrow charts (a layer or two) still leave the title a readable line length.
+const MIN_WIDTH = 420;
 
 /** A generous guess of a text's width: wide (CJK) characters count a full em. */
 export function textWidth(text: string, fontSize: number): number {
@@ -58,14 +61,34 @@ export function textWidth(text: string, fontSize: number): number {
   return ems * fontSize;
 }
 
+/**
+ * The title in lines that fit a chart `width` wide. Breaks between words, and between
+ * any two wide (CJK) characters, which have no spaces between them.
+ */
+export function wrapTitle(title: string, width: number): string[] {
+  const room = width - MARGIN.left - 16;
+  const pieces = title.trim().match(/[\u2e80-\u{10ffff}]|[^\s\u2e80-\u{10ffff}]+|\s+/gu) ?? [];
+  const lines: string[] = [];
+  let line = '';
+  for (const piece of pieces) {
+    const next = line + piece;
+    if (line.trim() && textWidth(next.trimEnd(), TITLE_SIZE) > room && piece.trim()) {
+      lines.push(line.trimEnd());
+      line = piece;
+    } else {
+      line = next;
+    }
+  }
+  if (line.trim()) lines.push(line.trim());
+  return lines.map((each) => each.trimStart());
+}
+
+/** The chart's size: its width from the bars and legend only (a long title wraps). */
 export function chartSize(barCount: number, title = ''): { width: number; height: number } {
   const plotWidth = barCount * (BAR_WIDTH + BAR_GAP) + BAR_GAP + OVERALL_GAP;
-  const width = MARGIN.left + plotWidth + MARGIN.right;
-  return {
-    // Wide enough for the title, which SVG would otherwise clip.
-    width: Math.ceil(Math.max(width, MARGIN.left + textWidth(title, TITLE_SIZE) + 16)),
-    height: MARGIN.top + PLOT_HEIGHT + MARGIN.bottom,
-  };
+  const width = Math.max(MIN_WIDTH, MARGIN.left + plotWidth + MARGIN.right);
+  const extraLines = Math.max(0, wrapTitle(title, width).length - 1);
+  return { width, height: MARGIN.top + extraLines * TITLE_LINE + PLOT_HEIGHT + MARGIN.bottom };
 }
 
 /** The stacked segments of one bar: [label, share, y, height] from the bottom up. */
@@ -97,6 +120,8 @@ export function Figure2Chart({
   svgRef,
 }: Figure2ChartProps) {
   const { width, height } = chartSize(bars.length, title);
+  const titleLines = wrapTitle(title, width);
+  const top = MARGIN.top + Math.max(0, titleLines.length - 1) * TITLE_LINE;
   let x = BAR_GAP;
   const placed = bars.map((bar) => {
     if (bar.overall) x += OVERALL_GAP;
@@ -119,10 +144,14 @@ export function Figure2Chart({
     >
       <title id="figure2-title">{title}</title>
       <rect className="background" x={0} y={0} width={width} height={height} fill="#ffffff" />
-      <text x={MARGIN.left} y={24} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
-        {title}
+      <text className="chart-title" x={MARGIN.left} y={24} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
+        {titleLines.map((line, i) => (
+          <tspan key={i} x={MARGIN.left} dy={i === 0 ? 0 : TITLE_LINE}>
+            {line}
+          </tspan>
+        ))}
       </text>
-      <g transform={`translate(${MARGIN.left},${MARGIN.top})`}>
+      <g transform={`translate(${MARGIN.left},${top})`}>
         {TICKS.map((tick) => {
           const y = PLOT_HEIGHT - tick * PLOT_HEIGHT;
           return (
@@ -201,7 +230,7 @@ export function Figure2Chart({
         })}
         <line x1={0} x2={plotRight} y1={PLOT_HEIGHT} y2={PLOT_HEIGHT} stroke={TEXT} strokeWidth={1} />
       </g>
-      <g className="legend" transform={`translate(${MARGIN.left + plotRight + 20},${MARGIN.top})`}>
+      <g className="legend" transform={`translate(${MARGIN.left + plotRight + 20},${top})`}>
         {[...LABELS].reverse().map(({ label, color }, i) => (
           <g key={label} transform={`translate(0,${i * 22})`}>
             <rect className="legend-swatch" width={14} height={14} fill={color} />
