@@ -61,7 +61,9 @@ def test_carol_opens_the_report_and_downloads_the_svg(page, carol, small_study, 
         expect(agreement.get_by_role("columnheader", name=name)).to_be_visible()
     expect(agreement.locator("tbody tr")).to_have_count(3)
     expect(page.get_by_test_id("coverage-table")).to_contain_text("65%–80%")
-    expect(page.get_by_test_id("perturbation-none")).to_have_text("Not measured for this study.")
+    expect(page.get_by_test_id("perturbation-none")).to_have_text(
+        "Not measured for this study: its mining run did not measure token removal (§3.2, Figure 3)."
+    )
 
     # The chart as SVG: a standalone, well-formed document with the same bars.
     with page.expect_download() as info:

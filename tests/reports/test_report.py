@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import re
+from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -12,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import TriggerPrefix
-from reports.report import report_build, report_csv
+from reports.report import DEFINITIONS, report_build, report_csv
 from reports.selectors import ReportFilter
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
@@ -305,3 +308,26 @@ def test_keys_with_more_than_64_prefixes_are_labelled_too(alice, bob):
     (pair,) = report["pattern_jaccard"]["pairs"]
     # alice {1,65,70} ↔ bob {1,64,70}: 2/4; bob's {2,3,64} best-matches 0 against alice.
     assert pair["overall"]["mean"] == pytest.approx((0.5 + 0.5 + 0.0) / 3)
+
+
+def test_the_definitions_are_written_for_researchers_not_in_internal_names(hand_study):
+    definitions = report_build(study=hand_study)["definitions"]
+    # The keys are report.json's contract and stay; the texts are for people.
+    assert {"figure2_pooled", "figure2_majority", "value_agreement_every_key"} <= set(definitions)
+    for key, text in definitions.items():
+        assert "`" not in text, key
+        assert not re.findall(r"\b[a-z0-9]+_[a-z0-9_]+\b", text), key
+    # A majority tie is explained: what it is and how it is counted.
+    majority = definitions["figure2_majority"]
+    assert "tie" in majority and "split" in majority and "½" in majority
+
+
+def test_the_report_page_shows_the_same_definitions_in_english_and_has_them_in_chinese():
+    """The SPA translates the definitions (report.definitionTexts); its English is the
+    report's own words, so that the page and report.json never say different things."""
+    i18n = Path(__file__).resolve().parents[2] / "frontend" / "src" / "i18n"
+    english = json.loads((i18n / "en.json").read_text(encoding="utf-8"))["report"]
+    chinese = json.loads((i18n / "zh-CN.json").read_text(encoding="utf-8"))["report"]
+    assert english["definitionTexts"] == DEFINITIONS
+    assert set(chinese["definitionTexts"]) == set(DEFINITIONS)
+    assert set(english["terms"]) >= set(DEFINITIONS) and set(chinese["terms"]) >= set(DEFINITIONS)

@@ -18,6 +18,7 @@ import {
   AgreementTables,
   CoverageTable,
   JaccardTable,
+  NoRatings,
   PerturbationTable,
 } from './ReportTables';
 import { downloadBlob, safeFileName, serializeSvg, svgSize, svgToPng } from './svgExport';
@@ -297,10 +298,17 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
         ) : (
           <p className="muted">{t('report.figure2.noData')}</p>
         )}
+        {block && block.overall.n === 0 && <NoRatings report={report} testId="figure2-empty" />}
         {view === 'majority' && (
-          <p className="muted" data-testid="majority-ties">
-            {t('report.figure2.ties', { count: report.figure2.majority.overall.ties })}
-          </p>
+          <div className="muted stack" data-testid="majority-ties">
+            <p>{t('report.figure2.tiesExplained')}</p>
+            <p>
+              {t('report.figure2.ties', {
+                count: report.figure2.majority.overall.ties,
+                total: f.count(report.figure2.majority.overall.n),
+              })}
+            </p>
+          </div>
         )}
         <p className="download-row">
           <span>{t('report.downloads')}</span>
@@ -352,7 +360,9 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
           {Object.entries(report.definitions).map(([term, text]) => (
             <div key={term} className="definition" data-term={term}>
               <dt>{t(`report.terms.${term}`, { defaultValue: term })}</dt>
-              <dd>{text}</dd>
+              {/* The report's own words, translated; what only this study knows (its
+                  mining run, its checkpoint) is shown as the server wrote it. */}
+              <dd>{t(`report.definitionTexts.${term}`, { defaultValue: text })}</dd>
             </div>
           ))}
         </dl>
