@@ -277,7 +277,9 @@ describe('report page', () => {
       block.overall = empty(null);
       block.cohen_kappa_pairs = [];
     }
-    report.pattern_jaccard = { pairs: [], layers: [], overall: { layer: null, mean: null, n_keys: 0 } };
+    // The server lists every pair of annotators, with no key compared.
+    const noKeys = { layers: [{ layer: 1, mean: null, n_keys: 0 }], overall: { layer: null, mean: null, n_keys: 0 } };
+    report.pattern_jaccard = { pairs: [{ annotators: ['alice', 'bob'], ...noKeys }], ...noKeys };
     mockApi({
       [STUDY]: () => json(200, makeStudy()),
       [REPORT]: () => json(200, report),

@@ -221,9 +221,12 @@ export function JaccardTable({ report, f }: { report: StudyReport; f: Formatters
   const { t } = useTranslation();
   const jaccard = report.pattern_jaccard;
   if (jaccard.pairs.length === 0 || jaccard.overall.n_keys === 0) {
+    // A key annotated by two annotators has every prefix rated by both: no prefix with
+    // two coders means no shared key.
+    const sharedKeys = report.agreement.labels.overall.krippendorff_alpha.n_units > 0;
     return (
       <p className="muted" data-testid="jaccard-empty">
-        {jaccard.pairs.length === 0 ? t('report.empty.noSharedKeyPatterns') : t('report.empty.noSharedPatterns')}
+        {sharedKeys ? t('report.empty.noSharedPatterns') : t('report.empty.noSharedKeyPatterns')}
       </p>
     );
   }
