@@ -261,6 +261,29 @@ describe('report page', () => {
     expect(term('figure2_majority')).toHaveTextContent('平票时该前缀的一票在并列的标签之间平均分配');
   });
 
+  it('explains the dashes of a layer where no key has two annotators', async () => {
+    const report = makeReport();
+    const none = { value: null, low: null, high: null, n_units: 0 };
+    report.agreement.labels.layers[1] = {
+      layer: 2,
+      krippendorff_alpha: none,
+      fleiss_kappa: none,
+      cohen_kappa_mean: none,
+      raw_agreement: none,
+    };
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, report),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    expect(screen.getByTestId('agreement-table')).toHaveTextContent('0.743 [0.612, 0.851]');
+    expect(screen.getByTestId('agreement-table-dash')).toHaveTextContent(
+      '— : no key of that layer has two annotators yet.',
+    );
+    expect(screen.queryByTestId('agreement-binary-table-dash')).toBeNull();
+  });
+
   it('says why a table is empty', async () => {
     const report = makeReport();
     // alice and bob annotated different keys: no prefix has two annotators.
@@ -303,6 +326,12 @@ describe('report page', () => {
     report.agreement.coders = ['alice'];
     const zero = { ...report.coverage.overall, n_prefixes: 0, covered: 0, share_covered: null, n_annotations: 0, n_patterns: 0, mean_patterns_per_key: null };
     report.coverage = { layers: [{ ...zero, layer: 1 }], overall: zero };
+    const nothing = { n: 0, ties: 0, counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 } };
+    const noShares = { shallow: null, semantic: null, shallow_semantic: null, not_covered: null };
+    report.figure2.pooled = {
+      layers: [{ layer: 1, ...nothing, shares: noShares }],
+      overall: { layer: null, ...nothing, shares: noShares },
+    };
     mockApi({
       [STUDY]: () => json(200, makeStudy()),
       [REPORT]: () => json(200, report),
@@ -313,6 +342,7 @@ describe('report page', () => {
       'No submitted annotation matches these filters yet, so there is nothing to count.',
     );
     expect(screen.queryByTestId('coverage-table')).toBeNull();
+    expect(screen.getByTestId('figure2-empty')).toHaveTextContent('No submitted annotation matches these filters yet');
     expect(screen.getByTestId('agreement-empty')).toHaveTextContent(
       'Only alice has annotations in this report: agreement needs two annotators of the same keys.',
     );
