@@ -46,11 +46,14 @@ export interface Figure2ChartProps {
   /** What to show under an empty bar (no ratings). */
   emptyText: string;
   formatShare: (share: number) => string;
+  /** A line under the plot, kept in the downloaded files (e.g. the layers left out). */
+  note?: string;
   svgRef?: Ref<SVGSVGElement>;
 }
 
 const TITLE_SIZE = 15;
 const TITLE_LINE = 19;
+const NOTE_LINE = 18;
 // Narrow charts (a layer or two) still leave the title a readable line length.
 const MIN_WIDTH = 420;
 
@@ -84,11 +87,12 @@ export function wrapTitle(title: string, width: number): string[] {
 }
 
 /** The chart's size: its width from the bars and legend only (a long title wraps). */
-export function chartSize(barCount: number, title = ''): { width: number; height: number } {
+export function chartSize(barCount: number, title = '', note = ''): { width: number; height: number } {
   const plotWidth = barCount * (BAR_WIDTH + BAR_GAP) + BAR_GAP + OVERALL_GAP;
   const width = Math.max(MIN_WIDTH, MARGIN.left + plotWidth + MARGIN.right);
   const extraLines = Math.max(0, wrapTitle(title, width).length - 1);
-  return { width, height: MARGIN.top + extraLines * TITLE_LINE + PLOT_HEIGHT + MARGIN.bottom };
+  const noteHeight = note ? NOTE_LINE : 0;
+  return { width, height: MARGIN.top + extraLines * TITLE_LINE + PLOT_HEIGHT + MARGIN.bottom + noteHeight };
 }
 
 /** The stacked segments of one bar: [label, share, y, height] from the bottom up. */
@@ -117,9 +121,10 @@ export function Figure2Chart({
   axisTitle,
   emptyText,
   formatShare,
+  note,
   svgRef,
 }: Figure2ChartProps) {
-  const { width, height } = chartSize(bars.length, title);
+  const { width, height } = chartSize(bars.length, title, note);
   const titleLines = wrapTitle(title, width);
   const top = MARGIN.top + Math.max(0, titleLines.length - 1) * TITLE_LINE;
   let x = BAR_GAP;
@@ -230,6 +235,11 @@ export function Figure2Chart({
         })}
         <line x1={0} x2={plotRight} y1={PLOT_HEIGHT} y2={PLOT_HEIGHT} stroke={TEXT} strokeWidth={1} />
       </g>
+      {note && (
+        <text className="left-out" x={MARGIN.left} y={height - 8} fontSize={11} fill={MUTED}>
+          {note}
+        </text>
+      )}
       <g className="legend" transform={`translate(${MARGIN.left + plotRight + 20},${top})`}>
         {[...LABELS].reverse().map(({ label, color }, i) => (
           <g key={label} transform={`translate(0,${i * 22})`}>

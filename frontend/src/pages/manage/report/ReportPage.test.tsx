@@ -100,6 +100,29 @@ describe('report page', () => {
     expect(screen.getByTestId('majority-ties')).toHaveTextContent('2 of 10 prefixes are ties.');
   });
 
+  it('draws the layers with ratings and names the others in the figure, not as blank bars', async () => {
+    const report = makeReport();
+    const nothing = { n: 0, ties: 0, counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 } };
+    const noShares = { shallow: null, semantic: null, shallow_semantic: null, not_covered: null };
+    // A mined study: keys in 30 layers, the first annotations in layers 1 and 2.
+    report.figure2.pooled.layers = [
+      ...report.figure2.pooled.layers,
+      ...Array.from({ length: 28 }, (_, i) => ({ layer: i + 3, ...nothing, shares: noShares })),
+    ];
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, report),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    const chart = await screen.findByTestId('figure2-chart');
+    expect(Array.from(chart.querySelectorAll('g.bar')).map((bar) => bar.getAttribute('data-layer'))).toEqual([
+      '1',
+      '2',
+      'all',
+    ]);
+    expect(chart.querySelector('text.left-out')).toHaveTextContent('Layers without ratings (not drawn): 3–30');
+  });
+
   it('explains majority ties: what a tie is and how its vote is counted', async () => {
     const user = userEvent.setup();
     mockApi({

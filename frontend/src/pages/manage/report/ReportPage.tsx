@@ -12,7 +12,7 @@ import { useLoad } from '../useLoad';
 import { ExportSection } from './ExportSection';
 import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
-import { makeFormatters } from './format';
+import { layerRanges, makeFormatters } from './format';
 import { ImportForm } from './ImportForm';
 import {
   AgreementTables,
@@ -219,9 +219,12 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
   const labelNames = Object.fromEntries(
     LABELS.map(({ label }) => [label, t(`labels.${label}`)]),
   ) as Record<ChartLabel, string>;
+  // Layers without ratings (a mined study has keys in every layer, its first
+  // annotations in the first few) are named under the plot, not drawn as blank bars.
+  const leftOut = (block?.layers ?? []).flatMap((row) => (row.n === 0 && row.layer !== null ? [row.layer] : []));
   const bars: ChartBar[] = block
     ? [
-        ...block.layers.map((row) => ({
+        ...block.layers.filter((row) => row.n > 0).map((row) => ({
           name: t('report.figure2.layerShort', { layer: row.layer }),
           longName: t('report.layer', { layer: row.layer }),
           row,
@@ -292,6 +295,7 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
               axisTitle={t('report.figure2.axis')}
               emptyText={t('report.figure2.empty')}
               formatShare={f.percent}
+              note={leftOut.length > 0 ? t('report.figure2.leftOut', { layers: layerRanges(leftOut) }) : undefined}
               svgRef={svgRef}
             />
           </div>
