@@ -54,8 +54,14 @@ export interface Figure2ChartProps {
 const TITLE_SIZE = 15;
 const TITLE_LINE = 19;
 const NOTE_LINE = 18;
-// Narrow charts (a layer or two) still leave the title a readable line length.
-const MIN_WIDTH = 420;
+// A chart of a few bars spreads them over this width rather than shrinking, so that
+// its title keeps a readable line length and nothing is left empty beside the plot.
+const MIN_PLOT_WIDTH = 360;
+
+/** The horizontal room of one bar and the gap after it. */
+function slotWidth(barCount: number): number {
+  return Math.max(BAR_WIDTH + BAR_GAP, (MIN_PLOT_WIDTH - BAR_GAP - OVERALL_GAP) / Math.max(1, barCount));
+}
 
 /** A generous guess of a text's width: wide (CJK) characters count a full em. */
 export function textWidth(text: string, fontSize: number): number {
@@ -88,8 +94,8 @@ export function wrapTitle(title: string, width: number): string[] {
 
 /** The chart's size: its width from the bars and legend only (a long title wraps). */
 export function chartSize(barCount: number, title = '', note = ''): { width: number; height: number } {
-  const plotWidth = barCount * (BAR_WIDTH + BAR_GAP) + BAR_GAP + OVERALL_GAP;
-  const width = Math.max(MIN_WIDTH, MARGIN.left + plotWidth + MARGIN.right);
+  const plotWidth = barCount * slotWidth(barCount) + BAR_GAP + OVERALL_GAP;
+  const width = Math.ceil(MARGIN.left + plotWidth + MARGIN.right);
   const extraLines = Math.max(0, wrapTitle(title, width).length - 1);
   const noteHeight = note ? NOTE_LINE : 0;
   return { width, height: MARGIN.top + extraLines * TITLE_LINE + PLOT_HEIGHT + MARGIN.bottom + noteHeight };
@@ -127,11 +133,13 @@ export function Figure2Chart({
   const { width, height } = chartSize(bars.length, title, note);
   const titleLines = wrapTitle(title, width);
   const top = MARGIN.top + Math.max(0, titleLines.length - 1) * TITLE_LINE;
+  const slot = slotWidth(bars.length);
   let x = BAR_GAP;
   const placed = bars.map((bar) => {
     if (bar.overall) x += OVERALL_GAP;
-    const at = x;
-    x += BAR_WIDTH + BAR_GAP;
+    // Centred in its slot (a wider slot than the bar when there are few bars).
+    const at = x + (slot - BAR_WIDTH - BAR_GAP) / 2;
+    x += slot;
     return { ...bar, x: at };
   });
   const plotRight = x;

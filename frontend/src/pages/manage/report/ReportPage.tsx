@@ -304,15 +304,15 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
         )}
         {block && block.overall.n === 0 && <NoRatings report={report} testId="figure2-empty" />}
         {view === 'majority' && (
-          <div className="muted stack" data-testid="majority-ties">
-            <p>{t('report.figure2.tiesExplained')}</p>
-            <p>
+          <p className="muted" data-testid="majority-ties">
+            {t('report.figure2.tiesExplained')}{' '}
+            <strong>
               {t('report.figure2.ties', {
                 count: report.figure2.majority.overall.ties,
                 total: f.count(report.figure2.majority.overall.n),
               })}
-            </p>
-          </div>
+            </strong>
+          </p>
         )}
         <p className="download-row">
           <span>{t('report.downloads')}</span>
