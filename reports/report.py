@@ -17,44 +17,64 @@ from .stats.labels import LABEL_KEYS, LABELS
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import READINGS, value_agreement_every_key
 
-# Where DESIGN is silent, the report says what it computed (``reports.stats``' docstring).
+# Where DESIGN is silent, the report says what it computed (``reports.stats``' docstring),
+# in words for the researchers who read it: no field or column names. The keys are
+# report.json's contract; the report page shows these texts (its English copy,
+# report.definitionTexts in frontend/src/i18n/en.json, is kept equal by a test).
 DEFINITIONS = {
-    "rating": "one annotation's label of one prefix of its key",
-    "unit": "a (key, prefix rank) cell; its coders are the annotators of that key",
-    "figure2_pooled": "shares over all ratings",
-    "figure2_majority": "one vote per rated unit; ties split the vote equally between the "
-    "tied labels; `ties` counts the tied units",
-    "coverage": "share of ratings covered by at least one pattern; mean patterns per "
-    "annotation (one annotator's work on one key)",
-    "raw_agreement": "agreeing pairs / all pairs of coders, pooled over units with 2+ coders",
-    "fleiss_kappa": "over units rated by every selected coder",
-    "cohen_kappa_mean": "mean over coder pairs of Cohen's kappa on the units both rated",
-    "krippendorff_alpha": "nominal, over units with 2+ coders (missing data allowed)",
-    "bootstrap": "keys resampled with replacement within each layer; 95% percentile "
-    "interval; only keys with a unit rated by 2+ coders are resampled",
-    "pattern_jaccard": "per coder pair and key: each pattern's best Jaccard (covered ranks) "
-    "against the other coder's patterns (0 if none), averaged over both coders' patterns; "
-    "keys where neither wrote a pattern are left out",
-    "value_agreement_every_key": "§4 over every key of every layer, as the paper's authors "
-    "computed it (counted by the mining pass, not over the sampled keys): for each key, "
-    "the argmax of its value's vocabulary distribution softmax(v_i·E) is compared with "
-    "the token after the key's rank-1 trigger prefix (reading a, next token) and with the "
-    "prefix's last token (reading b, trigger token). Where the model has a final norm "
-    "(e.g. model.norm) both are computed with E applied to v_i directly and to "
-    "norm(v_i); the paper projects v_i without it. Denominators: reading (b) every key of "
-    "the layer; reading (a) every key except those whose rank-1 prefix ends where the "
-    "sentence was cut at the token limit (next_unknown: the next token is unknown, so the "
-    "key cannot count either way). A prefix that ends the sentence has no next token: it "
-    "stays in the denominator and never matches (next_end). Not defined for encoders, "
-    "which see the whole sentence; not available for studies that were imported or "
-    "mined before these counts were kept",
-    "value_agreement": "the same comparison over the sampled keys only (those with a "
-    "known value argmax and a rank-1 prefix); with ~10 keys a layer a rate moves in "
-    "steps of 10%. A rank-1 prefix whose next token is unknown (cut sentence) is left out "
-    "of reading (a)'s denominator and counted in next_unknown",
-    "wilson_interval": "95% Wilson score interval of matches/denominator (z = 1.96): "
-    "it stays inside [0, 1] and is not empty at 0 matches, unlike the normal "
-    "approximation; the random baseline is 1/|V| for a vocabulary of |V| tokens",
+    "rating": "One annotator's label for one trigger prefix of a key they annotated: "
+    "shallow, semantic or shallow+semantic from the patterns that cover it, or "
+    "not-covered when none of their patterns does.",
+    "unit": "One trigger prefix of one key (a key and a prefix rank). The annotators "
+    "who rated it are its coders; agreement compares their labels.",
+    "figure2_pooled": "Every rating counts once: a prefix rated by three annotators counts "
+    "three times. Each share is of all ratings in the layer.",
+    "figure2_majority": "Every prefix rated by at least one annotator gives one vote, to "
+    "the label most of its annotators chose. A tie is a prefix where two or more labels "
+    "share the largest number of annotators, e.g. one annotator says shallow and the "
+    "other semantic. A tie splits that prefix's vote equally between the tied labels "
+    "(½ each for two, ⅓ each for three), so no prefix is dropped and no label is "
+    "favoured. The number of tied prefixes is reported beside the figure.",
+    "coverage": "The share of ratings whose prefix is covered by at least one pattern of "
+    "its annotator. Patterns per key: the mean number of patterns in one annotator's "
+    "work on one key, as in the paper's 3.6.",
+    "raw_agreement": "Of all pairs of annotators who rated the same prefix, the share "
+    "that gave it the same label, pooled over the prefixes rated by two or more "
+    "annotators.",
+    "fleiss_kappa": "Fleiss' κ over the prefixes rated by every selected annotator; "
+    "prefixes that some of them did not rate are left out.",
+    "cohen_kappa_mean": "Cohen's κ for each pair of annotators over the prefixes both "
+    "rated, averaged over the pairs that share at least one prefix.",
+    "krippendorff_alpha": "Krippendorff's α for nominal labels over every prefix rated by "
+    "two or more annotators; a prefix an annotator did not rate counts as missing, not "
+    "as a disagreement.",
+    "bootstrap": "95% intervals: keys (not single prefixes) are drawn again with "
+    "replacement within each layer, and the interval runs from the 2.5th to the 97.5th "
+    "percentile of the statistic over these resamples. Only keys with a prefix rated by "
+    "two or more annotators take part.",
+    "pattern_jaccard": "For two annotators of the same key: each pattern is matched with "
+    "the other annotator's most similar pattern (the Jaccard index of the prefixes they "
+    "cover; 0 when the other wrote none), and the key's score is the mean over the "
+    "patterns of both. Keys where neither wrote a pattern are left out.",
+    "value_agreement_every_key": "§4 of the paper over every key of every layer, counted "
+    "during mining as the paper's authors did (not only over the sampled keys). For each "
+    "key, the most likely token of its value vector, argmax softmax(vᵢ·E) with E the "
+    "output embedding, is compared with (a) the token that follows the key's top trigger "
+    "prefix and (b) the last token of that prefix. Where the model has a final "
+    "normalization layer, both are computed with and without it applied to vᵢ (the "
+    "paper projects vᵢ without it). Every key of the layer counts in (b). In (a), a key "
+    "whose top prefix was cut at the token limit is left out, since the next token is "
+    "unknown, and the number left out is reported; a prefix that ends its sentence has "
+    "no next token, so it counts and never matches. This does not apply to encoders, "
+    "which see the whole sentence, and is not available for studies that were imported "
+    "or mined before these counts were kept.",
+    "value_agreement": "The same comparison over the sampled keys only (those whose value "
+    "has a known top token and that have a top prefix). With about 10 keys a layer, a "
+    "rate moves in steps of 10%. A key whose top prefix was cut at the token limit is "
+    "left out of (a), and counted.",
+    "wilson_interval": "The 95% Wilson score interval of matches out of the keys counted "
+    "(z = 1.96): unlike the normal approximation it stays within 0–100% and is not empty "
+    "at 0 matches. The random baseline is 1/|V| for a vocabulary of |V| tokens.",
 }
 
 
@@ -272,12 +292,24 @@ def _value_agreement_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...
         )
 
 
+def _count(value: Any) -> Any:
+    """A count as a CSV cell: whole counts as integers (``12``, not ``12.0``). Figure 2's
+    counts are floats in the JSON because a majority vote split by a tie gives each
+    tied label a fraction of a unit (0.5, 1/3); those fractions stay as they are."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return csv_cell(value)
+
+
 def report_csv(report: dict[str, Any]) -> str:
     """The report as CSV (columns: ``REPORT_CSV_COLUMNS``); text cells pass through
-    ``csv_cell``."""
+    ``csv_cell``, counts through ``_count``."""
     out = io.StringIO()
     writer = csv_writer(out)
     writer.writerow(REPORT_CSV_COLUMNS)
+    n_column = REPORT_CSV_COLUMNS.index("n")
     for row in report_csv_rows(report):
-        writer.writerow([csv_cell(v) for v in row])
+        cells = [csv_cell(v) for v in row]
+        cells[n_column] = _count(row[n_column])
+        writer.writerow(cells)
     return out.getvalue()

@@ -61,7 +61,10 @@ def test_carol_opens_the_report_and_downloads_the_svg(page, carol, small_study, 
         expect(agreement.get_by_role("columnheader", name=name)).to_be_visible()
     expect(agreement.locator("tbody tr")).to_have_count(3)
     expect(page.get_by_test_id("coverage-table")).to_contain_text("65%–80%")
-    expect(page.get_by_test_id("perturbation-none")).to_have_text("Not measured for this study.")
+    expect(page.get_by_test_id("perturbation-none")).to_have_text(
+        "Not measured for this study: its mining run did not measure token removal"
+        " (§3.2, Figure 3)."
+    )
 
     # The chart as SVG: a standalone, well-formed document with the same bars.
     with page.expect_download() as info:
@@ -175,3 +178,49 @@ def test_an_encoder_report_says_value_agreement_does_not_apply(page, carol):
         "Does not apply: encoders have no next token"
     )
     expect(page.get_by_test_id("value-agreement-chart")).to_have_count(0)
+
+
+def test_carol_reads_the_definitions_the_ties_and_why_a_table_is_empty(
+    page, carol, alice, bob, small_study
+):
+    """What a researcher reads on the report: definitions in words (no field names), what
+    a majority tie is and how many there are, and why agreement has nothing to show."""
+    log_in(page, "carol", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))  # signed in before going on
+    page.goto(f"/manage/studies/{small_study.pk}/report")
+    expect(page.get_by_test_id("figure2-chart")).to_be_visible()
+
+    page.get_by_text("How each number is defined").click()
+    majority = page.locator('.definition[data-term="figure2_majority"]')
+    expect(majority.locator("dt")).to_have_text("Figure 2, by majority label")
+    expect(majority.locator("dd")).to_contain_text(
+        "A tie splits that prefix's vote equally between the tied labels"
+    )
+    definitions = page.locator(".definitions dl").inner_text()
+    assert "`" not in definitions
+    assert not re.findall(r"\b(?:figure2_\w+|ties|next_unknown|next_end)\b", definitions)
+
+    # Majority: layer 1 ties on ranks 1, 2, 4 and 5; layer 2 on ranks 1 and 4.
+    page.get_by_label("majority label").check()
+    ties = page.get_by_test_id("majority-ties")
+    expect(ties).to_contain_text(
+        "A tie is a prefix where two or more labels have equally many annotators"
+    )
+    expect(ties).to_contain_text("6 of 10 prefixes are ties.")
+
+    # alice and bob on different keys: nothing to agree on, and the page says why.
+    apart = StudyFactory(name="apart", vocab_size=100, n_layers=1, top_k=25)
+    annotate_key(
+        key_with_prefixes(5, study=apart, layer=1, index=0), alice, [("shallow", [1, 2, 3])]
+    )
+    annotate_key(
+        key_with_prefixes(5, study=apart, layer=1, index=1), bob, [("semantic", [2, 3, 4])]
+    )
+    page.goto(f"/manage/studies/{apart.pk}/report")
+    expect(page.get_by_test_id("agreement-empty")).to_have_text(
+        "No key has two annotators yet, so agreement cannot be computed."
+    )
+    expect(page.get_by_test_id("agreement-table")).to_have_count(0)
+    expect(page.get_by_test_id("jaccard-empty")).to_have_text(
+        "No key has two annotators yet, so their patterns cannot be compared."
+    )

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
 import krippendorff
 import numpy as np
 import pytest
@@ -9,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import TriggerPrefix
-from reports.report import report_build, report_csv
+from reports.report import DEFINITIONS, report_build, report_csv
 from reports.selectors import ReportFilter
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
@@ -141,8 +147,27 @@ def test_the_report_csv_has_one_number_per_row(hand_study):
     text = report_csv(report_build(study=hand_study))
     lines = text.splitlines()
     assert lines[0] == "section,view,layer,annotator,metric,value,low,high,n"
-    assert "figure2,pooled,1,,shallow+semantic,0.4,,,4.0" in lines
+    assert "figure2,pooled,1,,shallow+semantic,0.4,,,4" in lines
     assert "coverage,,all,,share_covered,0.5333333333333333,,,15" in lines
+
+
+def test_the_report_csv_writes_counts_as_integers(hand_study):
+    rows = list(csv.DictReader(io.StringIO(report_csv(report_build(study=hand_study)))))
+    counts = [row["n"] for row in rows if row["n"]]
+    assert counts and not [n for n in counts if n.endswith(".0")]
+    # A majority count may be a split vote: layer 1's ranks 1-2 tie shallow with
+    # shallow+semantic, so each gets 0.5 + 0.5 = 1 there, and whole counts stay whole.
+    majority = {
+        row["metric"]: row["n"]
+        for row in rows
+        if (row["section"], row["view"], row["layer"]) == ("figure2", "majority", "1")
+    }
+    assert majority == {
+        "shallow": "1",
+        "semantic": "1",
+        "shallow+semantic": "2",
+        "not-covered": "1",
+    }
 
 
 EVERY_KEY = {
@@ -283,3 +308,26 @@ def test_keys_with_more_than_64_prefixes_are_labelled_too(alice, bob):
     (pair,) = report["pattern_jaccard"]["pairs"]
     # alice {1,65,70} ↔ bob {1,64,70}: 2/4; bob's {2,3,64} best-matches 0 against alice.
     assert pair["overall"]["mean"] == pytest.approx((0.5 + 0.5 + 0.0) / 3)
+
+
+def test_the_definitions_are_written_for_researchers_not_in_internal_names(hand_study):
+    definitions = report_build(study=hand_study)["definitions"]
+    # The keys are report.json's contract and stay; the texts are for people.
+    assert {"figure2_pooled", "figure2_majority", "value_agreement_every_key"} <= set(definitions)
+    for key, text in definitions.items():
+        assert "`" not in text, key
+        assert not re.findall(r"\b[a-z0-9]+_[a-z0-9_]+\b", text), key
+    # A majority tie is explained: what it is and how it is counted.
+    majority = definitions["figure2_majority"]
+    assert "tie" in majority and "split" in majority and "½" in majority
+
+
+def test_the_report_page_shows_the_same_definitions_in_english_and_has_them_in_chinese():
+    """The SPA translates the definitions (report.definitionTexts); its English is the
+    report's own words, so that the page and report.json never say different things."""
+    i18n = Path(__file__).resolve().parents[2] / "frontend" / "src" / "i18n"
+    english = json.loads((i18n / "en.json").read_text(encoding="utf-8"))["report"]
+    chinese = json.loads((i18n / "zh-CN.json").read_text(encoding="utf-8"))["report"]
+    assert english["definitionTexts"] == DEFINITIONS
+    assert set(chinese["definitionTexts"]) == set(DEFINITIONS)
+    assert set(english["terms"]) >= set(DEFINITIONS) and set(chinese["terms"]) >= set(DEFINITIONS)

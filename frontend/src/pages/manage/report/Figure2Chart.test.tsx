@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 
 import type { ReportFigure2Row } from '../../../api/types';
 import { makeReport } from '../../../test/factories';
-import { chartSize, Figure2Chart, LABELS, PLOT_HEIGHT } from './Figure2Chart';
+import { chartSize, Figure2Chart, LABELS, PLOT_HEIGHT, textWidth, wrapTitle } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
+import PALETTE from './figure2Palette.json';
 import { safeFileName, serializeSvg } from './svgExport';
 
 const labelNames = Object.fromEntries(LABELS.map(({ label }) => [label, label])) as Record<
@@ -74,6 +75,17 @@ describe('Figure 2 chart', () => {
     expect(Number(notCovered?.getAttribute('height'))).toBeCloseTo(0.4 * PLOT_HEIGHT, 6);
   });
 
+  it("fills bars and legend with the shared palette (the server's PNG reads the same file)", () => {
+    const pooled = makeReport().figure2.pooled;
+    const svg = renderChart(barsOf(pooled.layers, pooled.overall));
+    for (const segment of Array.from(svg.querySelectorAll('rect.bar-segment'))) {
+      const label = segment.getAttribute('data-label') as keyof typeof PALETTE;
+      expect(segment.getAttribute('fill')).toBe(PALETTE[label]);
+    }
+    const swatches = Array.from(svg.querySelectorAll('rect.legend-swatch')).map((s) => s.getAttribute('fill'));
+    expect(new Set(swatches)).toEqual(new Set(Object.values(PALETTE)));
+  });
+
   it('draws an empty bar (no segments) for a layer without ratings', () => {
     const empty: ReportFigure2Row = {
       layer: 3,
@@ -91,13 +103,40 @@ describe('Figure 2 chart', () => {
 });
 
 describe('chart size', () => {
-  it('grows with the bars and is never narrower than its title', () => {
-    expect(chartSize(5).width).toBeGreaterThan(chartSize(3).width);
-    const short = chartSize(3, 'x').width;
-    const long = chartSize(3, 'a rather long title for a chart of only three bars, really').width;
-    expect(long).toBeGreaterThan(short);
-    // Wide characters count more than Latin ones.
-    expect(chartSize(1, '图'.repeat(40)).width).toBeGreaterThan(chartSize(1, 'x'.repeat(40)).width);
+  it('grows with the bars, not with the title: a long title wraps instead', () => {
+    expect(chartSize(12).width).toBeGreaterThan(chartSize(8).width);
+    // A few bars spread over a minimum width instead of leaving a narrow chart.
+    expect(chartSize(3).width).toBe(chartSize(1).width);
+    // The demo study's title, which used to stretch the chart and leave its right part empty.
+    const long =
+      'example: SmolLM2 demonstration labels (made by a rule, not by people): share of trigger prefixes per label (pooled over annotations)';
+    expect(chartSize(9, long).width).toBe(chartSize(9).width);
+    expect(chartSize(9, long).height).toBeGreaterThan(chartSize(9).height);
+    for (const line of wrapTitle(long, chartSize(9).width)) {
+      expect(textWidth(line, 15)).toBeLessThanOrEqual(chartSize(9).width);
+    }
+    // Chinese has no spaces: it wraps between characters.
+    const chinese = wrapTitle('图'.repeat(120), chartSize(3).width);
+    expect(chinese.length).toBeGreaterThan(1);
+    expect(chinese.join('')).toBe('图'.repeat(120));
+  });
+
+  it('draws a wrapped title as lines of one <text>, all of it kept', () => {
+    const title = `${'a long study name '.repeat(8)}(pooled over annotations)`;
+    const pooled = makeReport().figure2.pooled;
+    const { container } = render(
+      <Figure2Chart
+        bars={barsOf(pooled.layers, pooled.overall)}
+        title={title}
+        labelNames={labelNames}
+        axisTitle="Share"
+        emptyText="no data"
+        formatShare={(share) => `${share}`}
+      />,
+    );
+    const lines = Array.from(container.querySelectorAll('text.chart-title tspan')).map((t) => t.textContent);
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.join(' ')).toBe(title.trim());
   });
 });
 

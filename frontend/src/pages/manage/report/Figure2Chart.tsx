@@ -1,13 +1,15 @@
 import type { Ref } from 'react';
 
 import type { ReportFigure2Row, ReportLabelValues } from '../../../api/types';
+// The one palette of Figure 2: the server's PNG and SVG (reports/figures.py) read it too.
+import PALETTE from './figure2Palette.json';
 
 /** The four labels, bottom to top in each bar, with the report's field names. */
 export const LABELS = [
-  { key: 'shallow', label: 'shallow', color: '#3d6fb6' },
-  { key: 'semantic', label: 'semantic', color: '#e07b28' },
-  { key: 'shallow_semantic', label: 'shallow+semantic', color: '#4c9a5a' },
-  { key: 'not_covered', label: 'not-covered', color: '#b9b4ae' },
+  { key: 'shallow', label: 'shallow', color: PALETTE['shallow'] },
+  { key: 'semantic', label: 'semantic', color: PALETTE['semantic'] },
+  { key: 'shallow_semantic', label: 'shallow+semantic', color: PALETTE['shallow+semantic'] },
+  { key: 'not_covered', label: 'not-covered', color: PALETTE['not-covered'] },
 ] as const satisfies ReadonlyArray<{ key: keyof ReportLabelValues; label: string; color: string }>;
 
 export type ChartLabel = (typeof LABELS)[number]['label'];
@@ -44,10 +46,22 @@ export interface Figure2ChartProps {
   /** What to show under an empty bar (no ratings). */
   emptyText: string;
   formatShare: (share: number) => string;
+  /** A line under the plot, kept in the downloaded files (e.g. the layers left out). */
+  note?: string;
   svgRef?: Ref<SVGSVGElement>;
 }
 
 const TITLE_SIZE = 15;
+const TITLE_LINE = 19;
+const NOTE_LINE = 18;
+// A chart of a few bars spreads them over this width rather than shrinking, so that
+// its title keeps a readable line length and nothing is left empty beside the plot.
+const MIN_PLOT_WIDTH = 360;
+
+/** The horizontal room of one bar and the gap after it. */
+function slotWidth(barCount: number): number {
+  return Math.max(BAR_WIDTH + BAR_GAP, (MIN_PLOT_WIDTH - BAR_GAP - OVERALL_GAP) / Math.max(1, barCount));
+}
 
 /** A generous guess of a text's width: wide (CJK) characters count a full em. */
 export function textWidth(text: string, fontSize: number): number {
@@ -56,14 +70,35 @@ export function textWidth(text: string, fontSize: number): number {
   return ems * fontSize;
 }
 
-export function chartSize(barCount: number, title = ''): { width: number; height: number } {
-  const plotWidth = barCount * (BAR_WIDTH + BAR_GAP) + BAR_GAP + OVERALL_GAP;
-  const width = MARGIN.left + plotWidth + MARGIN.right;
-  return {
-    // Wide enough for the title, which SVG would otherwise clip.
-    width: Math.ceil(Math.max(width, MARGIN.left + textWidth(title, TITLE_SIZE) + 16)),
-    height: MARGIN.top + PLOT_HEIGHT + MARGIN.bottom,
-  };
+/**
+ * The title in lines that fit a chart `width` wide. Breaks between words, and between
+ * any two wide (CJK) characters, which have no spaces between them.
+ */
+export function wrapTitle(title: string, width: number): string[] {
+  const room = width - MARGIN.left - 16;
+  const pieces = title.trim().match(/[\u2e80-\u{10ffff}]|[^\s\u2e80-\u{10ffff}]+|\s+/gu) ?? [];
+  const lines: string[] = [];
+  let line = '';
+  for (const piece of pieces) {
+    const next = line + piece;
+    if (line.trim() && textWidth(next.trimEnd(), TITLE_SIZE) > room && piece.trim()) {
+      lines.push(line.trimEnd());
+      line = piece;
+    } else {
+      line = next;
+    }
+  }
+  if (line.trim()) lines.push(line.trim());
+  return lines.map((each) => each.trimStart());
+}
+
+/** The chart's size: its width from the bars and legend only (a long title wraps). */
+export function chartSize(barCount: number, title = '', note = ''): { width: number; height: number } {
+  const plotWidth = barCount * slotWidth(barCount) + BAR_GAP + OVERALL_GAP;
+  const width = Math.ceil(MARGIN.left + plotWidth + MARGIN.right);
+  const extraLines = Math.max(0, wrapTitle(title, width).length - 1);
+  const noteHeight = note ? NOTE_LINE : 0;
+  return { width, height: MARGIN.top + extraLines * TITLE_LINE + PLOT_HEIGHT + MARGIN.bottom + noteHeight };
 }
 
 /** The stacked segments of one bar: [label, share, y, height] from the bottom up. */
@@ -92,14 +127,19 @@ export function Figure2Chart({
   axisTitle,
   emptyText,
   formatShare,
+  note,
   svgRef,
 }: Figure2ChartProps) {
-  const { width, height } = chartSize(bars.length, title);
+  const { width, height } = chartSize(bars.length, title, note);
+  const titleLines = wrapTitle(title, width);
+  const top = MARGIN.top + Math.max(0, titleLines.length - 1) * TITLE_LINE;
+  const slot = slotWidth(bars.length);
   let x = BAR_GAP;
   const placed = bars.map((bar) => {
     if (bar.overall) x += OVERALL_GAP;
-    const at = x;
-    x += BAR_WIDTH + BAR_GAP;
+    // Centred in its slot (a wider slot than the bar when there are few bars).
+    const at = x + (slot - BAR_WIDTH - BAR_GAP) / 2;
+    x += slot;
     return { ...bar, x: at };
   });
   const plotRight = x;
@@ -117,10 +157,14 @@ export function Figure2Chart({
     >
       <title id="figure2-title">{title}</title>
       <rect className="background" x={0} y={0} width={width} height={height} fill="#ffffff" />
-      <text x={MARGIN.left} y={24} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
-        {title}
+      <text className="chart-title" x={MARGIN.left} y={24} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
+        {titleLines.map((line, i) => (
+          <tspan key={i} x={MARGIN.left} dy={i === 0 ? 0 : TITLE_LINE}>
+            {line}
+          </tspan>
+        ))}
       </text>
-      <g transform={`translate(${MARGIN.left},${MARGIN.top})`}>
+      <g transform={`translate(${MARGIN.left},${top})`}>
         {TICKS.map((tick) => {
           const y = PLOT_HEIGHT - tick * PLOT_HEIGHT;
           return (
@@ -199,7 +243,12 @@ export function Figure2Chart({
         })}
         <line x1={0} x2={plotRight} y1={PLOT_HEIGHT} y2={PLOT_HEIGHT} stroke={TEXT} strokeWidth={1} />
       </g>
-      <g className="legend" transform={`translate(${MARGIN.left + plotRight + 20},${MARGIN.top})`}>
+      {note && (
+        <text className="left-out" x={MARGIN.left} y={height - 8} fontSize={11} fill={MUTED}>
+          {note}
+        </text>
+      )}
+      <g className="legend" transform={`translate(${MARGIN.left + plotRight + 20},${top})`}>
         {[...LABELS].reverse().map(({ label, color }, i) => (
           <g key={label} transform={`translate(0,${i * 22})`}>
             <rect className="legend-swatch" width={14} height={14} fill={color} />

@@ -1,8 +1,9 @@
-import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
 import { reportQueryString } from '../../../api/client';
+import i18n from '../../../i18n';
 import { advance, until, useFakeClock } from '../../../test/clock';
 import { makeExportJob, makeReport, makeStudy } from '../../../test/factories';
 import { alice, carol, json, mockApi, renderApp } from '../../../test/utils';
@@ -96,7 +97,45 @@ describe('report page', () => {
     expect(shallowOfLayer1()).toBeNull();
 
     await user.click(screen.getByLabelText('majority label'));
-    expect(screen.getByTestId('majority-ties')).toHaveTextContent('2 units have a tie');
+    expect(screen.getByTestId('majority-ties')).toHaveTextContent('2 of 10 prefixes are ties.');
+  });
+
+  it('draws the layers with ratings and names the others in the figure, not as blank bars', async () => {
+    const report = makeReport();
+    const nothing = { n: 0, ties: 0, counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 } };
+    const noShares = { shallow: null, semantic: null, shallow_semantic: null, not_covered: null };
+    // A mined study: keys in 30 layers, the first annotations in layers 1 and 2.
+    report.figure2.pooled.layers = [
+      ...report.figure2.pooled.layers,
+      ...Array.from({ length: 28 }, (_, i) => ({ layer: i + 3, ...nothing, shares: noShares })),
+    ];
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, report),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    const chart = await screen.findByTestId('figure2-chart');
+    expect(Array.from(chart.querySelectorAll('g.bar')).map((bar) => bar.getAttribute('data-layer'))).toEqual([
+      '1',
+      '2',
+      'all',
+    ]);
+    expect(chart.querySelector('text.left-out')).toHaveTextContent('Layers without ratings (not drawn): 3–30');
+  });
+
+  it('explains majority ties: what a tie is and how its vote is counted', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, makeReport()),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    await user.click(screen.getByLabelText('majority label'));
+    const ties = screen.getByTestId('majority-ties');
+    expect(ties).toHaveTextContent('A tie is a prefix where two or more labels have equally many annotators');
+    expect(ties).toHaveTextContent('split equally between the tied labels (½ each for two, ⅓ each for three)');
+    expect(ties).toHaveTextContent('2 of 10 prefixes are ties.');
   });
 
   it('builds the report and CSV queries from the filters', async () => {
@@ -218,6 +257,118 @@ describe('report page', () => {
     expect(link).toHaveAttribute('href', '/api/admin/exports/5/download');
     await advance(10 * EXPORT_POLL_MS);
     expect(polls).toBe(2); // done: no more polling
+  });
+
+  it('writes the definitions for researchers, in the reader\'s language', async () => {
+    const report = makeReport();
+    report.definitions = {
+      unit: 'server words',
+      figure2_majority: 'server words',
+      mining: 'Coefficients are the input of down_proj.',
+    };
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, report),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    const term = (name: string) => document.querySelector(`.definition[data-term="${name}"]`);
+    expect(term('figure2_majority')).toHaveTextContent('Figure 2, by majority label');
+    expect(term('figure2_majority')).toHaveTextContent('A tie splits that prefix\'s vote equally');
+    expect(term('unit')).toHaveTextContent('One trigger prefix of one key');
+    // What only the study knows (its mining run) is shown as the server wrote it.
+    expect(term('mining')).toHaveTextContent('Coefficients are the input of down_proj.');
+
+    await act(() => i18n.changeLanguage('zh-CN'));
+    expect(term('figure2_majority')).toHaveTextContent('图 2（多数标签）');
+    expect(term('figure2_majority')).toHaveTextContent('平票时该前缀的一票在并列的标签之间平均分配');
+  });
+
+  it('explains the dashes of a layer where no key has two annotators', async () => {
+    const report = makeReport();
+    const none = { value: null, low: null, high: null, n_units: 0 };
+    report.agreement.labels.layers[1] = {
+      layer: 2,
+      krippendorff_alpha: none,
+      fleiss_kappa: none,
+      cohen_kappa_mean: none,
+      raw_agreement: none,
+    };
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, report),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    expect(screen.getByTestId('agreement-table')).toHaveTextContent('0.743 [0.612, 0.851]');
+    expect(screen.getByTestId('agreement-table-dash')).toHaveTextContent(
+      '— : no key of that layer has two annotators yet.',
+    );
+    expect(screen.queryByTestId('agreement-binary-table-dash')).toBeNull();
+  });
+
+  it('says why a table is empty', async () => {
+    const report = makeReport();
+    // alice and bob annotated different keys: no prefix has two annotators.
+    const none = { value: null, low: null, high: null, n_units: 0 };
+    const empty = (layer: number | null) => ({
+      layer,
+      krippendorff_alpha: none,
+      fleiss_kappa: none,
+      cohen_kappa_mean: none,
+      raw_agreement: none,
+    });
+    for (const block of [report.agreement.labels, report.agreement.binary]) {
+      block.layers = [empty(1), empty(2)];
+      block.overall = empty(null);
+      block.cohen_kappa_pairs = [];
+    }
+    // The server lists every pair of annotators, with no key compared.
+    const noKeys = { layers: [{ layer: 1, mean: null, n_keys: 0 }], overall: { layer: null, mean: null, n_keys: 0 } };
+    report.pattern_jaccard = { pairs: [{ annotators: ['alice', 'bob'], ...noKeys }], ...noKeys };
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, report),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    expect(screen.getByTestId('agreement-empty')).toHaveTextContent(
+      'No key has two annotators yet, so agreement cannot be computed.',
+    );
+    expect(screen.queryByTestId('agreement-table')).toBeNull();
+    expect(screen.getByTestId('jaccard-empty')).toHaveTextContent(
+      'No key has two annotators yet, so their patterns cannot be compared.',
+    );
+    expect(screen.getByTestId('perturbation-none')).toHaveTextContent(
+      'Not measured for this study: its mining run did not measure token removal (§3.2, Figure 3).',
+    );
+  });
+
+  it('says why a report has no ratings, and that a single annotator has nothing to agree with', async () => {
+    const report = makeReport();
+    report.agreement.coders = ['alice'];
+    const zero = { ...report.coverage.overall, n_prefixes: 0, covered: 0, share_covered: null, n_annotations: 0, n_patterns: 0, mean_patterns_per_key: null };
+    report.coverage = { layers: [{ ...zero, layer: 1 }], overall: zero };
+    const nothing = { n: 0, ties: 0, counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 } };
+    const noShares = { shallow: null, semantic: null, shallow_semantic: null, not_covered: null };
+    report.figure2.pooled = {
+      layers: [{ layer: 1, ...nothing, shares: noShares }],
+      overall: { layer: null, ...nothing, shares: noShares },
+    };
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, report),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    expect(screen.getByTestId('coverage-empty')).toHaveTextContent(
+      'No submitted annotation matches these filters yet, so there is nothing to count.',
+    );
+    expect(screen.queryByTestId('coverage-table')).toBeNull();
+    expect(screen.getByTestId('figure2-empty')).toHaveTextContent('No submitted annotation matches these filters yet');
+    expect(screen.getByTestId('agreement-empty')).toHaveTextContent(
+      'Only alice has annotations in this report: agreement needs two annotators of the same keys.',
+    );
   });
 
   it('is for staff only', () => {

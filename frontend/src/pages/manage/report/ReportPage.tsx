@@ -12,12 +12,13 @@ import { useLoad } from '../useLoad';
 import { ExportSection } from './ExportSection';
 import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
-import { makeFormatters } from './format';
+import { layerRanges, makeFormatters } from './format';
 import { ImportForm } from './ImportForm';
 import {
   AgreementTables,
   CoverageTable,
   JaccardTable,
+  NoRatings,
   PerturbationTable,
 } from './ReportTables';
 import { downloadBlob, safeFileName, serializeSvg, svgSize, svgToPng } from './svgExport';
@@ -218,9 +219,12 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
   const labelNames = Object.fromEntries(
     LABELS.map(({ label }) => [label, t(`labels.${label}`)]),
   ) as Record<ChartLabel, string>;
+  // Layers without ratings (a mined study has keys in every layer, its first
+  // annotations in the first few) are named under the plot, not drawn as blank bars.
+  const leftOut = (block?.layers ?? []).flatMap((row) => (row.n === 0 && row.layer !== null ? [row.layer] : []));
   const bars: ChartBar[] = block
     ? [
-        ...block.layers.map((row) => ({
+        ...block.layers.filter((row) => row.n > 0).map((row) => ({
           name: t('report.figure2.layerShort', { layer: row.layer }),
           longName: t('report.layer', { layer: row.layer }),
           row,
@@ -291,15 +295,23 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
               axisTitle={t('report.figure2.axis')}
               emptyText={t('report.figure2.empty')}
               formatShare={f.percent}
+              note={leftOut.length > 0 ? t('report.figure2.leftOut', { layers: layerRanges(leftOut) }) : undefined}
               svgRef={svgRef}
             />
           </div>
         ) : (
           <p className="muted">{t('report.figure2.noData')}</p>
         )}
+        {block && block.overall.n === 0 && <NoRatings report={report} testId="figure2-empty" />}
         {view === 'majority' && (
           <p className="muted" data-testid="majority-ties">
-            {t('report.figure2.ties', { count: report.figure2.majority.overall.ties })}
+            {t('report.figure2.tiesExplained')}{' '}
+            <strong>
+              {t('report.figure2.ties', {
+                count: report.figure2.majority.overall.ties,
+                total: f.count(report.figure2.majority.overall.n),
+              })}
+            </strong>
           </p>
         )}
         <p className="download-row">
@@ -352,7 +364,9 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
           {Object.entries(report.definitions).map(([term, text]) => (
             <div key={term} className="definition" data-term={term}>
               <dt>{t(`report.terms.${term}`, { defaultValue: term })}</dt>
-              <dd>{text}</dd>
+              {/* The report's own words, translated; what only this study knows (its
+                  mining run, its checkpoint) is shown as the server wrote it. */}
+              <dd>{t(`report.definitionTexts.${term}`, { defaultValue: text })}</dd>
             </div>
           ))}
         </dl>

@@ -23,8 +23,19 @@ export function RowHead({ layer }: { layer: number | null }) {
   );
 }
 
+/** Why a report has no ratings at all: nothing (submitted) matches its filters. */
+export function NoRatings({ report, testId }: { report: StudyReport; testId: string }) {
+  const { t } = useTranslation();
+  return (
+    <p className="muted" data-testid={testId}>
+      {report.filters.submitted_only ? t('report.empty.noSubmittedRatings') : t('report.empty.noRatings')}
+    </p>
+  );
+}
+
 export function CoverageTable({ report, f }: { report: StudyReport; f: Formatters }) {
   const { t } = useTranslation();
+  if (report.coverage.overall.n_prefixes === 0) return <NoRatings report={report} testId="coverage-empty" />;
   const rows = [...report.coverage.layers, report.coverage.overall];
   return (
     <table className="assignments report-table" data-testid="coverage-table">
@@ -76,7 +87,14 @@ const AGREEMENT_COLUMNS = [
 function EstimateCell({ estimate, f }: { estimate: ReportEstimate; f: Formatters }) {
   const { t } = useTranslation();
   return (
-    <td className="number" title={t('report.agreement.units', { count: estimate.n_units })}>
+    <td
+      className="number"
+      title={
+        estimate.n_units === 0
+          ? t('report.empty.noSharedPrefixInLayer')
+          : t('report.agreement.units', { count: estimate.n_units })
+      }
+    >
       {f.estimate(estimate)}
     </td>
   );
@@ -122,6 +140,11 @@ function AgreementBlockTable({
           ))}
         </tbody>
       </table>
+      {block.layers.some((row) => row.krippendorff_alpha.n_units === 0) && (
+        <p className="muted" data-testid={`${testId}-dash`}>
+          {t('report.empty.dashNoSharedPrefix')}
+        </p>
+      )}
       {block.cohen_kappa_pairs.length > 0 && (
         <details>
           <summary>{t('report.agreement.pairs')}</summary>
@@ -152,16 +175,31 @@ function AgreementBlockTable({
 export function AgreementTables({ report, f }: { report: StudyReport; f: Formatters }) {
   const { t } = useTranslation();
   const agreement = report.agreement;
+  // Why there is nothing to compare: nobody's work, one annotator's, or annotators who
+  // never share a key.
+  let empty: string | null = null;
+  if (agreement.coders.length === 0) {
+    return <NoRatings report={report} testId="agreement-empty" />;
+  } else if (agreement.coders.length === 1) {
+    empty = t('report.empty.oneAnnotator', { name: agreement.coders[0] });
+  } else if (agreement.labels.overall.krippendorff_alpha.n_units === 0) {
+    empty = t('report.empty.noSharedKey');
+  }
+  if (empty !== null) {
+    return (
+      <p className="muted" data-testid="agreement-empty">
+        {empty}
+      </p>
+    );
+  }
   return (
     <div className="stack">
       <p className="muted" data-testid="agreement-note">
-        {agreement.coders.length < 2
-          ? t('report.agreement.tooFewCoders')
-          : t('report.agreement.note', {
-              coders: agreement.coders.join(', '),
-              replicates: agreement.bootstrap_replicates,
-              seed: agreement.bootstrap_seed,
-            })}
+        {t('report.agreement.note', {
+          coders: agreement.coders.join(', '),
+          replicates: agreement.bootstrap_replicates,
+          seed: agreement.bootstrap_seed,
+        })}
       </p>
       <AgreementBlockTable
         block={agreement.labels}
@@ -182,8 +220,15 @@ export function AgreementTables({ report, f }: { report: StudyReport; f: Formatt
 export function JaccardTable({ report, f }: { report: StudyReport; f: Formatters }) {
   const { t } = useTranslation();
   const jaccard = report.pattern_jaccard;
-  if (jaccard.pairs.length === 0) {
-    return <p className="muted">{t('report.jaccard.noPairs')}</p>;
+  if (jaccard.pairs.length === 0 || jaccard.overall.n_keys === 0) {
+    // A key annotated by two annotators has every prefix rated by both: no prefix with
+    // two coders means no shared key.
+    const sharedKeys = report.agreement.labels.overall.krippendorff_alpha.n_units > 0;
+    return (
+      <p className="muted" data-testid="jaccard-empty">
+        {sharedKeys ? t('report.empty.noSharedPatterns') : t('report.empty.noSharedKeyPatterns')}
+      </p>
+    );
   }
   const pooled = [...jaccard.layers, jaccard.overall];
   return (

@@ -2,6 +2,23 @@ import type { ReportEstimate } from '../../../api/types';
 
 export const DASH = '—';
 
+/** `[3, 4, 5, 9]` as "3–5, 9". */
+export function layerRanges(layers: readonly number[]): string {
+  const parts: string[] = [];
+  let start: number | null = null;
+  let prev: number | null = null;
+  for (const layer of [...layers, null]) {
+    if (layer !== null && prev !== null && layer === prev + 1) {
+      prev = layer;
+      continue;
+    }
+    if (start !== null && prev !== null) parts.push(start === prev ? String(start) : `${start}–${prev}`);
+    start = layer;
+    prev = layer;
+  }
+  return parts.join(', ');
+}
+
 export function makeFormatters(language: string) {
   const percent = new Intl.NumberFormat(language, {
     style: 'percent',
