@@ -234,3 +234,12 @@ def test_spans_lose_the_space_around_them_but_a_space_token_keeps_its_space():
         [1, 6],
         [8, 8],
     ]
+
+
+def test_a_token_with_an_empty_span_has_none(tmp_path: Path):
+    """Template special tokens ([CLS], [SEP]) map to no character: (0, 0) from the
+    tokenizer, NO_SPAN from the store (never a trigger, but a real token could too)."""
+    store = build_store(SENTENCES[:1], _tokenizer("uncased-wordpiece"), tmp_path / "s")
+    last = int(store.lengths[0]) - 1
+    spans = store.trigger_spans(np.array([0, 0, 0]), np.array([0, 1, last])).tolist()
+    assert spans == [[NO_SPAN, NO_SPAN], [0, 3], [NO_SPAN, NO_SPAN]]
