@@ -406,10 +406,8 @@ def _prefix_additive(prefix: dict[str, Any], out: dict[str, Any], path: str) -> 
         out["next_token_id"] = next_id
     if "suffix" in prefix:
         out["suffix"] = _str(prefix["suffix"], f"{path}.suffix")
-    if "trigger_start" in prefix or "trigger_end" in prefix:
-        start, end = prefix.get("trigger_start"), prefix.get("trigger_end")
-        if start is None and end is None:
-            return
+    start, end = prefix.get("trigger_start"), prefix.get("trigger_end")
+    if start is not None or end is not None:  # absent or both null: no span (unknown)
         if start is None or end is None:
             raise _LineError(f"{path}.trigger_start", TRIGGER_SPAN_PAIR)
         start = _int(start, f"{path}.trigger_start", 0, MAX_INT)
