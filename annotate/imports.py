@@ -184,6 +184,8 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
             sentence=p["sentence"],
             sentence_index=p["sentence_index"],
             position=p["position"],
+            trigger_start=p.get("trigger_start"),
+            trigger_end=p.get("trigger_end"),
         )
         for key, r in zip(keys, records, strict=True)
         for p in r["prefixes"]

@@ -105,12 +105,27 @@ class TriggerPrefix(models.Model):
     sentence = models.TextField()
     sentence_index = models.PositiveIntegerField()
     position = models.PositiveIntegerField()
+    # Null where unknown (an import of a file without them, a prefix mined before spans
+    # were kept): the workspace then matches the decoded token against the text's end.
+    trigger_start = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Where the trigger token starts in the text, in characters (as written).",
+    )
+    trigger_end = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Where the trigger token ends (exclusive)."
+    )
 
     class Meta:
         ordering = ["key", "rank"]
         constraints = [
             models.UniqueConstraint(fields=["key", "rank"], name="prefix_rank_unique_in_key"),
             models.CheckConstraint(condition=models.Q(rank__gte=1), name="prefix_rank_from_one"),
+            models.CheckConstraint(
+                condition=models.Q(trigger_start__isnull=True, trigger_end__isnull=True)
+                | models.Q(trigger_start__lt=models.F("trigger_end")),
+                name="prefix_trigger_span_both_or_none",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -321,6 +321,8 @@ KEY_DETAIL_PREFIX_FIELDS = (
     "sentence",
     "sentence_index",
     "position",
+    "trigger_start",
+    "trigger_end",
 )
 
 

@@ -90,6 +90,8 @@ def study_load(
                 sentence=example.sentence,
                 sentence_index=example.sentence_index,
                 position=example.position,
+                trigger_start=example.trigger_start,
+                trigger_end=example.trigger_end,
             )
             for key, result in zip(keys, results, strict=True)
             for example in result.examples

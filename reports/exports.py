@@ -102,7 +102,9 @@ def export_jsonl(
     ``show_value_tokens``, ``value_agreement`` (§4 over every key,
     ffkv.value-agreement/v1) and ``mining_definitions``; per key ``value_top_token_ids``,
     ``density``, ``max_coefficient``, ``mean_coefficient``, ``histogram`` and
-    ``perturbation``; per prefix ``trigger_token_id``, ``next_token_id`` and ``suffix``.
+    ``perturbation``; per prefix ``trigger_token_id``, ``next_token_id``, ``suffix`` and
+    ``trigger_start``, ``trigger_end`` (the trigger's character span in ``text``, null
+    where unknown).
     Each line is ``json.dumps`` of its object; the study's part, the same on every line,
     is serialised once."""
 

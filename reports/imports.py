@@ -19,12 +19,15 @@ same report:
   ascending ``edges`` and one more ``counts``), ``perturbation`` (first, last, random: a
   number or null);
 - ``prefixes[i]``: ``trigger_token_id`` (-1: none), ``next_token_id`` (-1: the end of the
-  sentence, or none; -2, unknown, exactly where next_token is null), ``suffix``.
+  sentence, or none; -2, unknown, exactly where next_token is null), ``suffix``,
+  ``trigger_start`` and ``trigger_end`` (together: the trigger's character span in
+  ``text``, 0 <= start < end <= len(text), or both null: unknown).
 
 A file without them imports as a v1 file: no token ids (so §4 over the sampled keys has
 no keys), no counts of §4 over every key, no mining definitions, no perturbation or key
 statistics, vocabulary size 0, n_layers the largest layer and d_ff the largest index + 1,
-each prefix's suffix the rest of its sentence. Annotation notes, versions and times are
+each prefix's suffix the rest of its sentence, no trigger span (the workspace then finds
+the trigger at the end of the text). Annotation notes, versions and times are
 not carried.
 
 What the round trip normalises (export(import(x)) equals x up to these): lines come out
@@ -129,6 +132,8 @@ HISTOGRAM_COUNTS = "one more count than edges: expected {n}, got {m}"
 HISTOGRAM_EDGES = "must ascend"
 NEXT_ID_NOT_UNKNOWN = "must be -2 where next_token is null (the sentence was cut)"
 NEXT_ID_UNKNOWN = "-2 (unknown) only where next_token is null"
+TRIGGER_SPAN_PAIR = "trigger_start and trigger_end go together: both integers, or both null"
+TRIGGER_SPAN_RANGE = "must be a span of text: 0 <= trigger_start < trigger_end <= {n}"
 
 _STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
 _PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
@@ -150,7 +155,7 @@ _STUDY_HEADER_ADDITIVE = (
     "mining_definitions",
 )
 _KEY_ADDITIVE = set(KEY_ADDITIVE)
-_PREFIX_ADDITIVE = {"trigger_token_id", "next_token_id", "suffix"}
+_PREFIX_ADDITIVE = {"trigger_token_id", "next_token_id", "suffix", "trigger_start", "trigger_end"}
 # Study.value_agreement's contract (mining.core.value_agreement, ffkv.value-agreement/v1)
 _COUNTS_FIELDS = {"format", "vocab_size", "variants", "final_norm", "layers"}
 _COUNTS_ROW_FIELDS = {"layer", "n_keys", "next_end", "next_unknown", "next_token", "trigger_token"}
@@ -401,6 +406,15 @@ def _prefix_additive(prefix: dict[str, Any], out: dict[str, Any], path: str) -> 
         out["next_token_id"] = next_id
     if "suffix" in prefix:
         out["suffix"] = _str(prefix["suffix"], f"{path}.suffix")
+    start, end = prefix.get("trigger_start"), prefix.get("trigger_end")
+    if start is not None or end is not None:  # absent or both null: no span (unknown)
+        if start is None or end is None:
+            raise _LineError(f"{path}.trigger_start", TRIGGER_SPAN_PAIR)
+        start = _int(start, f"{path}.trigger_start", 0, MAX_INT)
+        end = _int(end, f"{path}.trigger_end", 0, MAX_INT)
+        if not start < end <= len(out["text"]):
+            raise _LineError(f"{path}.trigger_end", TRIGGER_SPAN_RANGE.format(n=len(out["text"])))
+        out["trigger_start"], out["trigger_end"] = start, end
 
 
 def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:

@@ -57,7 +57,13 @@ EXPORT_KEY_FIELDS = (
     "histogram",
     "perturbation",
 )
-EXPORT_PREFIX_FIELDS = ("trigger_token_id", "next_token_id", "suffix")
+EXPORT_PREFIX_FIELDS = (
+    "trigger_token_id",
+    "next_token_id",
+    "suffix",
+    "trigger_start",
+    "trigger_end",
+)
 
 
 @dataclass(frozen=True)

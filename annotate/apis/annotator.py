@@ -271,6 +271,14 @@ class TriggerPrefixOutputSerializer(serializers.Serializer):
     sentence = serializers.CharField()
     sentence_index = serializers.IntegerField()
     position = serializers.IntegerField()
+    trigger_start = serializers.IntegerField(
+        allow_null=True,
+        help_text=(
+            "The trigger token's character span [trigger_start, trigger_end) in text, as "
+            "written (Unicode code points). Null where unknown: match trigger_token instead."
+        ),
+    )
+    trigger_end = serializers.IntegerField(allow_null=True)
 
 
 @extend_schema_serializer(component_name="ValueToken")

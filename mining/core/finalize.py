@@ -22,7 +22,7 @@ from .miner import (
     unpack_values,
 )
 from .models import LoadedModel
-from .store import END_OF_SENTENCE_ID, NEXT_UNKNOWN_ID, CorpusStore
+from .store import END_OF_SENTENCE_ID, NEXT_UNKNOWN_ID, NO_SPAN, CorpusStore
 
 END_OF_SENTENCE = "</s>"  # next_token when the trigger is the sentence's last real token
 
@@ -45,6 +45,12 @@ class TriggerExample:
     sentence: str
     sentence_index: int
     position: int
+    # The trigger token's character span [start, end) in ``sentence`` (and so in
+    # ``prefix``), as written: the workspace highlights it in place, so a lowercasing
+    # tokenizer's "marriage" shows as the text's "Marriage". None where the store has no
+    # span (a store built before spans were kept) or the token's span is empty.
+    trigger_start: int | None = None
+    trigger_end: int | None = None
 
 
 @dataclass
@@ -214,7 +220,13 @@ def _rank(
 
 
 def _example(
-    loaded: LoadedModel, store: CorpusStore, rank: int, value: float, sentence: int, pos: int
+    loaded: LoadedModel,
+    store: CorpusStore,
+    rank: int,
+    value: float,
+    sentence: int,
+    pos: int,
+    span: tuple[int, int],
 ) -> TriggerExample:
     tokenizer = loaded.tokenizer
     ids = store.tokens(sentence)
@@ -244,6 +256,8 @@ def _example(
         sentence=text,
         sentence_index=sentence,
         position=pos,
+        trigger_start=None if span[0] == NO_SPAN else span[0],
+        trigger_end=None if span[0] == NO_SPAN else span[1],
     )
 
 
@@ -305,6 +319,10 @@ def finalize(
                 for s, p in zip(sentences, positions, strict=True)
             ]
         ranked = _rank(values, sentences, positions, hashes)[:top_k]
+        spans = store.trigger_spans(
+            np.array([s for _, s, _ in ranked], dtype=np.int64),
+            np.array([p for _, _, p in ranked], dtype=np.int64),
+        ).tolist()  # [top_k, 2]
         results.append(
             KeyResult(
                 layer=layer,
@@ -317,8 +335,8 @@ def finalize(
                 ),
                 value_top_tokens=values_top[(layer, index)],
                 examples=[
-                    _example(loaded, store, r, v, s, p)
-                    for r, (v, s, p) in enumerate(ranked, start=1)
+                    _example(loaded, store, r, v, s, p, (span[0], span[1]))
+                    for r, ((v, s, p), span) in enumerate(zip(ranked, spans, strict=True), start=1)
                 ],
             )
         )

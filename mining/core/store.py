@@ -8,6 +8,13 @@ A store is a directory of flat, memory-mapped files:
                        such as [CLS]/[SEP]/<s>, or special ids found in the text other
                        than the unknown token), else 0
 - ``char_end.i32``     end character offset of each token in its sentence's text
+                       (the tokenizer's offset mapping: where the prefix text is cut)
+- ``span.i32``         [n_tokens, 2] the token's character span (start, end) in its
+                       sentence's text, as written (case and accents kept), without the
+                       whitespace around it that byte-level BPE and SentencePiece tokens
+                       carry; a whitespace-only span is kept as is; (0, 0) for template
+                       special tokens. Absent in v2 stores (no spans: ``trigger_spans``
+                       gives -1)
 - ``offsets.i64``      n_sentences + 1 token offsets
 - ``truncated.u8``     1 per sentence cut at ``max_tokens``: the token after its last
                        kept token is unknown (not the end of the sentence)
@@ -22,6 +29,7 @@ tokens). Sentences with no real token (only specials) are dropped and counted.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -37,7 +45,38 @@ from .errors import MiningError
 META = "meta.json"
 END_OF_SENTENCE_ID = -1  # the next token after a sentence's last real token
 NEXT_UNKNOWN_ID = -2  # the next token after the last kept token of a cut sentence
-FORMAT = "ffkv.corpus-store/v2"  # v2: truncated.u8
+FORMAT = "ffkv.corpus-store/v3"  # v2: truncated.u8; v3: span.i32
+# A store of these formats still opens (a run prepared before an upgrade): without spans.
+READABLE_FORMATS = ("ffkv.corpus-store/v2", FORMAT)
+NO_SPAN = -1
+
+
+@functools.cache
+def _whitespace_codepoints() -> np.ndarray:
+    """Every code point that ``str.isspace`` holds for (all are below U+3001)."""
+    return np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+
+
+def trimmed_spans(text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """[n, 2] the spans ``(starts, ends)`` (character offsets into ``text``) without the
+    whitespace at their edges, vectorized; an empty or whitespace-only span is kept.
+
+    Byte-level BPE ("Ġword") and SentencePiece ("▁word") offsets include the space before
+    the word; the highlight in the workspace marks the word as written."""
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    chars = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")  # [n_chars]
+    n = chars.size
+    index = np.arange(n + 1, dtype=np.int64)
+    solid = np.append(~np.isin(chars, _whitespace_codepoints()), True)  # [n_chars + 1]
+    # first non-space at or after i; last non-space at or before i (-1: none)
+    next_solid = np.minimum.accumulate(np.where(solid, index, n)[::-1])[::-1]
+    prev_solid = np.maximum.accumulate(np.where(solid[:n], index[:n], -1))
+    prev_solid = np.append(prev_solid, -1)  # [n_chars + 1]: index -1 (an empty span at 0)
+    lo = next_solid[np.clip(starts, 0, n)]
+    hi = prev_solid[np.clip(ends - 1, -1, n - 1)] + 1
+    keep = (lo < hi) & (ends > starts)
+    return np.stack([np.where(keep, lo, starts), np.where(keep, hi, ends)], axis=1)
 
 
 def _special_ids(tokenizer: Any) -> np.ndarray:
@@ -74,6 +113,7 @@ def build_store(
             open(tmp / "tokens.i32", "wb") as f_tok,
             open(tmp / "special.u8", "wb") as f_spec,
             open(tmp / "char_end.i32", "wb") as f_char,
+            open(tmp / "span.i32", "wb") as f_span,
             open(tmp / "offsets.i64", "wb") as f_off,
             open(tmp / "truncated.u8", "wb") as f_cut,
             open(tmp / "text.bin", "wb") as f_text,
@@ -104,6 +144,7 @@ def build_store(
                         first_row[sample] = row
                 n_truncated += len(cut)
                 tok_parts, spec_parts, char_parts, lengths, texts, cuts = [], [], [], [], [], []
+                span_parts, kept = [], []
                 for sample, text in enumerate(chunk):
                     row = first_row[sample]
                     ids = np.asarray(enc["input_ids"][row], dtype=np.int32)
@@ -112,10 +153,12 @@ def build_store(
                     if ids.size == 0 or special.all():
                         n_empty += 1
                         continue
-                    ends = np.asarray([e for _, e in enc["offset_mapping"][row]], dtype=np.int32)
+                    spans = np.asarray(enc["offset_mapping"][row], dtype=np.int64).reshape(-1, 2)
                     tok_parts.append(ids)
                     spec_parts.append(special)
-                    char_parts.append(ends)
+                    char_parts.append(spans[:, 1].astype(np.int32))
+                    span_parts.append(spans)
+                    kept.append(text)
                     lengths.append(ids.size)
                     texts.append(text.encode("utf-8"))
                     cuts.append(sample in cut)
@@ -124,6 +167,12 @@ def build_store(
                 f_tok.write(np.concatenate(tok_parts).tobytes())
                 f_spec.write(np.concatenate(spec_parts).tobytes())
                 f_char.write(np.concatenate(char_parts).tobytes())
+                # Trim the whole chunk at once: spans shifted onto the joined texts.
+                joined = "".join(kept)
+                base = np.repeat(np.cumsum([0] + [len(t) for t in kept[:-1]]), lengths)
+                raw = np.concatenate(span_parts)  # [chunk tokens, 2]
+                trimmed = trimmed_spans(joined, raw[:, 0] + base, raw[:, 1] + base)
+                f_span.write((trimmed - base[:, None]).astype(np.int32).tobytes())
                 f_off.write((n_tokens + np.cumsum(lengths, dtype=np.int64)).tobytes())
                 f_cut.write(np.asarray(cuts, dtype=np.uint8).tobytes())
                 blob = b"".join(texts)
@@ -170,6 +219,12 @@ class CorpusStore:
         self._tokens = mm("tokens.i32", np.int32, n_tok)
         self._special = mm("special.u8", np.uint8, n_tok)
         self._char_end = mm("char_end.i32", np.int32, n_tok)
+        # [n_tokens, 2] or None (a v2 store)
+        self._span = (
+            np.memmap(path / "span.i32", dtype=np.int32, mode="r", shape=(n_tok, 2))
+            if meta.get("format") == FORMAT and n_tok
+            else None
+        )
         self._text_offsets = mm("text_offsets.i64", np.int64, n + 1)
         # [n_sentences] True where the sentence was cut at max_tokens
         self.truncated_flags = np.asarray(mm("truncated.u8", np.uint8, n)).astype(bool)
@@ -187,7 +242,7 @@ class CorpusStore:
         if not meta_path.is_file():
             raise MiningError(f"{str(path)!r} is not a corpus store (no {META})")
         meta = json.loads(meta_path.read_text())
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in READABLE_FORMATS:
             raise MiningError(f"{str(path)!r}: unknown corpus store format {meta.get('format')!r}")
         return cls(path, meta)
 
@@ -233,6 +288,17 @@ class CorpusStore:
 
     def char_ends(self, i: int) -> np.ndarray:
         return np.asarray(self._char_end[self.offsets[i] : self.offsets[i + 1]])
+
+    def trigger_spans(self, sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """[n, 2] the character span (start, end) of the token at each (sentence,
+        position) in its sentence's text, vectorized; NO_SPAN (-1, -1) where the store
+        has none (a v2 store) or the tokenizer gave the token an empty span."""
+        sentences = np.asarray(sentences, dtype=np.int64)
+        if self._span is None:
+            return np.full((sentences.size, 2), NO_SPAN, dtype=np.int64)
+        flat = self.offsets[sentences] + np.asarray(positions, dtype=np.int64)
+        spans = np.asarray(self._span[flat], dtype=np.int64).reshape(-1, 2)
+        return np.where((spans[:, 1] > spans[:, 0])[:, None], spans, NO_SPAN)
 
     def sentence(self, i: int) -> str:
         a, b = int(self._text_offsets[i]), int(self._text_offsets[i + 1])

@@ -44,6 +44,14 @@ def _open(client, key) -> dict:
     return response.json()
 
 
+def test_key_detail_gives_each_prefix_the_trigger_span_in_its_text(alice, key):
+    key.prefixes.filter(rank=2).update(text="The Marriage", trigger_start=4, trigger_end=12)
+    prefixes = _open(client_for(alice), key)["prefixes"]
+    second = prefixes[1]
+    assert second["text"][second["trigger_start"] : second["trigger_end"]] == "Marriage"
+    assert [(p["trigger_start"], p["trigger_end"]) for p in prefixes[2:]] == [(None, None)] * 23
+
+
 def _pattern(client, key, version, ranks=(1, 2, 3), kind="shallow", **extra):
     body = {"description": "numbers", "kind": kind, "prefix_ranks": list(ranks), "version": version}
     return client.post(f"/api/keys/{key.pk}/patterns/", {**body, **extra}, format="json")
@@ -64,7 +72,10 @@ def test_key_detail_shows_the_prefixes_and_creates_my_empty_draft(alice, key):
         "sentence",
         "sentence_index",
         "position",
+        "trigger_start",
+        "trigger_end",
     }
+    assert (first["trigger_start"], first["trigger_end"]) == (None, None)  # none in the factory
     annotation = data["annotation"]
     assert (annotation["status"], annotation["note"], annotation["version"]) == ("draft", "", 1)
     assert annotation["patterns"] == []

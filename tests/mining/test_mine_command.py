@@ -183,3 +183,35 @@ def test_coefficient_pre_of_a_gated_model_is_refused(tmp_path, tiny_corpus):
         mine(path, tiny_corpus, study="gated", coefficient="pre")
     assert "gated" in str(error.value) and "\n" not in str(error.value).strip()
     assert not Study.objects.exists()
+
+
+def test_mined_prefixes_keep_the_trigger_span_as_written(tmp_path):
+    """An uncased tokenizer decodes "Marriage" as "marriage": the database keeps where the
+    trigger is in the text, so the workspace highlights the text's own "Marriage"."""
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    from mining.core.models import builtin_minilm_dir
+    from tests.unit.mining.conftest import model_fixture
+
+    tokenizer = AutoTokenizer.from_pretrained(str(builtin_minilm_dir()))
+    fixture = model_fixture("bert")
+    config = AutoConfig.for_model("bert", **{**fixture["config"], "vocab_size": len(tokenizer)})
+    model_dir = tmp_path / "tiny-uncased"
+    AutoModel.from_config(config).save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(
+        "The Marriage of Figaro\nWorld War II\nCafé Society in Paris\nNASA Launches Rockets\n"
+    )
+    mine(model_dir, corpus, study="uncased", all_keys=True, top_k=4)
+
+    rows = TriggerPrefix.objects.filter(key__study__name="uncased").values_list(
+        "text", "trigger_token", "trigger_start", "trigger_end"
+    )
+    assert len(rows) == 2 * 44 * 4
+    differs = 0
+    for text, trigger, start, end in rows:
+        written = text[start:end]
+        assert written.lower().replace("é", "e") == trigger.removeprefix("##")
+        differs += written != trigger
+    assert differs > 0  # some trigger is written with capitals, as "Marriage"

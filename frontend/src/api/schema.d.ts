@@ -1179,6 +1179,9 @@ export interface components {
             sentence: string;
             sentence_index: number;
             position: number;
+            /** @description The trigger token's character span [trigger_start, trigger_end) in text, as written (Unicode code points). Null where unknown: match trigger_token instead. */
+            trigger_start: number | null;
+            trigger_end: number | null;
         };
         User: {
             id: number;

@@ -38,6 +38,8 @@ export function makePrefix(rank: number, overrides: Partial<TriggerPrefix> = {})
     sentence: `prefix number ${rank} ends with tok${rank} and the rest.`,
     sentence_index: rank,
     position: 5,
+    trigger_start: null,
+    trigger_end: null,
     ...overrides,
   };
 }

@@ -17,15 +17,48 @@ export function splitTrigger(text: string, trigger: string): [string, string] | 
 }
 
 /**
+ * The text around and of the trigger, from its character span [start, end) as the miner
+ * kept it (the tokenizer's offsets into the sentence as written): [before, trigger, after].
+ * The server counts Unicode code points and JavaScript strings count UTF-16 units, so the
+ * text is cut by code points. Null where there is no usable span (an import of a file
+ * without one, a prefix mined before spans were kept): the caller falls back to
+ * `splitTrigger`.
+ */
+export function splitAtSpan(
+  text: string,
+  start: number | null,
+  end: number | null,
+): [string, string, string] | null {
+  if (start === null || end === null || !(start >= 0 && start < end)) return null;
+  const chars = Array.from(text);
+  if (end > chars.length) return null;
+  return [
+    chars.slice(0, start).join(''),
+    chars.slice(start, end).join(''),
+    chars.slice(end).join(''),
+  ];
+}
+
+/**
  * A trigger example as text, never as HTML (corpus text may hold markup: DESIGN §9):
- * the prefix with its last token, the trigger, highlighted; for an encoder the rest of
- * the sentence follows, greyed.
+ * the prefix as written with its last token, the trigger, highlighted in place; for an
+ * encoder the rest of the sentence follows, greyed. So a lowercasing tokenizer's
+ * "marriage" shows as the text's own "Marriage", once. Without a span, the decoded
+ * token is matched against the end of the text, and shown after it where it does not
+ * match.
  */
 export function PrefixText({ prefix, isCausal }: { prefix: TriggerPrefix; isCausal: boolean }) {
-  const split = splitTrigger(prefix.text, prefix.trigger_token);
+  const inPlace = splitAtSpan(prefix.text, prefix.trigger_start, prefix.trigger_end);
+  const split = inPlace ? null : splitTrigger(prefix.text, prefix.trigger_token);
   return (
     <span className="prefix-text" data-testid="prefix-text">
-      {split ? (
+      {inPlace ? (
+        <>
+          {inPlace[0]}
+          <mark className="trigger">{inPlace[1]}</mark>
+          {inPlace[2]}
+        </>
+      ) : split ? (
         <>
           {split[0]}
           <mark className="trigger">{split[1]}</mark>
