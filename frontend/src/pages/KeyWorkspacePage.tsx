@@ -2,10 +2,10 @@ import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'r
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
 
-import { api, isApiError } from '../api/client';
+import { api } from '../api/client';
 import { useAuth } from '../auth/AuthContext';
 import { errorMessage } from '../api/errorMessage';
-import type { AnnotationState, KeyDetail, PatternKind } from '../api/types';
+import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
@@ -17,10 +17,11 @@ import { PrefixList } from '../workspace/PrefixList';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
+import { useKeyDetail } from '../workspace/useKeyDetail';
+import { useNoteAutosave } from '../workspace/useNoteAutosave';
+import { useQueueNotices } from '../workspace/useQueueNotices';
 import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, WriteQueue } from '../workspace/writeQueue';
-
-const NOTE_DELAY_MS = 800;
 
 export function KeyWorkspacePage() {
   const { keyId } = useParams();
@@ -35,17 +36,6 @@ export function KeyWorkspacePage() {
   if (!queue) return <Loading />;
   // A fresh workspace per key: nothing of one key's selection leaks into the next.
   return <Workspace key={id} keyId={id} queue={queue} />;
-}
-
-type Load =
-  | { kind: 'loading' }
-  | { kind: 'failed'; message: string }
-  | { kind: 'ready'; detail: KeyDetail };
-
-interface Notice {
-  kind: 'conflict' | 'rejected';
-  text: string;
-  changes: string[];
 }
 
 interface Composer {
@@ -72,24 +62,17 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const assignmentId =
     Number.isInteger(assignmentParam) && assignmentParam > 0 ? assignmentParam : undefined;
 
-  const [load, setLoad] = useState<Load>({ kind: 'loading' });
-  const [server, setServer] = useState<AnnotationState | null>(null);
+  const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue);
   const snapshot = useQueueSnapshot(queue);
+  const note = useNoteAutosave(queue, keyId, load.kind === 'ready');
   const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
-  const [noteDraft, setNoteDraft] = useState<string | null>(null);
-  const [noteDirty, setNoteDirty] = useState(false);
   const [helpOpen, setHelpOpen] = useState(false);
-  const [notice, setNotice] = useState<Notice | null>(null);
   const [advancing, setAdvancing] = useState(false);
   const [done, setDone] = useState(false);
-  const [loadRound, setLoadRound] = useState(0);
-  const loadAttempts = useRef(0);
 
   const listRef = useRef<HTMLDivElement>(null);
   const descriptionRef = useRef<HTMLInputElement>(null);
   const noteRef = useRef<HTMLTextAreaElement>(null);
-  const noteTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const noteValue = useRef<string | null>(null);
 
   const prefixes = useMemo(
     () => (load.kind === 'ready' ? load.detail.prefixes : []),
@@ -116,44 +99,6 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const notCovered = [...labels.values()].filter((label) => label === 'not-covered').length;
   const submitted = display?.status === 'submitted';
 
-  // -- loading ---------------------------------------------------------------------
-
-  const adopt = useCallback((state: AnnotationState) => {
-    setServer((known) => (known && known.version > state.version ? known : state));
-  }, []);
-
-  useEffect(() => {
-    let cancelled = false;
-    let retryTimer: ReturnType<typeof setTimeout> | null = null;
-    api.key(keyId).then(
-      (detail) => {
-        if (cancelled) return;
-        queue.observe(detail.annotation);
-        const state = queue.stateOf(keyId) ?? detail.annotation;
-        setServer(state);
-        const shown = applyPending(state, queue.pendingFor(keyId));
-        setNoteDraft(shown.note);
-        noteValue.current = shown.note;
-        loadAttempts.current = 0;
-        setLoad({ kind: 'ready', detail });
-      },
-      (error: unknown) => {
-        if (cancelled) return;
-        setLoad({ kind: 'failed', message: errorMessage(error, t) });
-        // No answer or a 5xx/503 (the database restarting, SQLite busy): try again by
-        // itself, backing off, as the write queue does (DESIGN §9).
-        if (isApiError(error) && (error.status === 0 || error.status >= 500)) {
-          const delay = Math.min(10_000, 1_000 * 2 ** loadAttempts.current++);
-          retryTimer = setTimeout(() => setLoadRound((round) => round + 1), delay);
-        }
-      },
-    );
-    return () => {
-      cancelled = true;
-      if (retryTimer) clearTimeout(retryTimer);
-    };
-  }, [keyId, queue, t, loadRound]);
-
   // -- the queue's news about this key ---------------------------------------------
 
   const restoreComposer = useCallback((writes: readonly QueuedWrite[]) => {
@@ -168,68 +113,12 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     dispatch({ type: 'set', ranks: op.prefixRanks });
   }, []);
 
-  useEffect(
-    () =>
-      queue.onEvent((event) => {
-        if (event.keyId !== keyId) return;
-        if (event.type === 'applied') {
-          adopt(event.state);
-          return;
-        }
-        if (event.type === 'conflict') {
-          setServer(event.current);
-          const changes = describeChanges(event.previous, event.current, t);
-          if (event.dropped.length > 0) {
-            changes.push(t('conflict.dropped', { count: event.dropped.length }));
-            restoreComposer(event.dropped);
-          }
-          // Keep what the annotator is typing; otherwise show the server's note.
-          if (noteTimer.current === null && !queue.pendingFor(keyId).some((w) => w.op.type === 'note')) {
-            setNoteDraft(event.current.note);
-            noteValue.current = event.current.note;
-          }
-          setNotice({
-            kind: 'conflict',
-            text:
-              event.current.status === 'submitted'
-                ? t('conflict.submittedElsewhere')
-                : t('conflict.changedElsewhere'),
-            changes,
-          });
-          return;
-        }
-        setNotice({
-          kind: 'rejected',
-          text: t('conflict.rejected', { message: event.message || t('errors.network') }),
-          changes: [],
-        });
-        restoreComposer([event.write]);
-      }),
-    [queue, keyId, adopt, restoreComposer, t],
-  );
-
-  // -- note autosave ---------------------------------------------------------------
-
-  const flushNote = useCallback(() => {
-    if (noteTimer.current) clearTimeout(noteTimer.current);
-    noteTimer.current = null;
-    setNoteDirty(false);
-    const value = noteValue.current;
-    if (value === null) return;
-    const state = queue.stateOf(keyId);
-    const shown = state ? applyPending(state, queue.pendingFor(keyId)) : null;
-    if (shown && shown.note !== value) queue.enqueue(keyId, { type: 'note', note: value });
-  }, [queue, keyId]);
-
-  useEffect(() => () => flushNote(), [flushNote]);
-
-  function changeNote(value: string) {
-    setNoteDraft(value);
-    noteValue.current = value;
-    setNoteDirty(true);
-    if (noteTimer.current) clearTimeout(noteTimer.current);
-    noteTimer.current = setTimeout(flushNote, NOTE_DELAY_MS);
-  }
+  const { notice, setNotice } = useQueueNotices(queue, keyId, {
+    adopt,
+    replace: setServer,
+    restore: restoreComposer,
+    serverNote: note.adoptServerNote,
+  });
 
   // -- patterns --------------------------------------------------------------------
 
@@ -285,6 +174,8 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
 
   // -- submit and move on ----------------------------------------------------------
 
+  const flushNote = note.flush;
+
   const submitAndNext = useCallback(async () => {
     if (advancing || load.kind !== 'ready') return;
     flushNote();
@@ -303,7 +194,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [] });
       setAdvancing(false);
     }
-  }, [advancing, load.kind, flushNote, submitted, queue, keyId, assignmentId, navigate, t]);
+  }, [advancing, load.kind, flushNote, submitted, queue, keyId, assignmentId, navigate, t, setNotice]);
 
   function reopen() {
     queue.enqueue(keyId, { type: 'reopen' });
@@ -411,10 +302,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         <div className="composer-actions">
           <button
             type="button"
-            onClick={() => {
-              setLoad({ kind: 'loading' });
-              setLoadRound((round) => round + 1);
-            }}
+            onClick={retry}
           >
             {t('home.retry')}
           </button>
@@ -461,7 +349,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           <SaveState
             status={snapshot.status}
             message={snapshot.message}
-            dirty={noteDirty}
+            dirty={note.dirty}
             onRetry={queue.retryNow}
           />
           <button type="button" onClick={() => setHelpOpen(true)} aria-keyshortcuts="?">
@@ -529,11 +417,11 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             <textarea
               id="annotation-note"
               ref={noteRef}
-              value={noteDraft ?? ''}
+              value={note.draft ?? ''}
               readOnly={submitted}
               maxLength={20000}
               rows={3}
-              onChange={(event) => changeNote(event.target.value)}
+              onChange={(event) => note.change(event.target.value)}
               onBlur={flushNote}
             />
           </section>
@@ -588,35 +476,4 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       {helpOpen && <KeyboardHelp onClose={() => setHelpOpen(false)} />}
     </section>
   );
-}
-
-/** What another tab (or person) changed, in words: pattern descriptions added or removed, the note, the status. */
-function describeChanges(
-  previous: AnnotationState | undefined,
-  current: AnnotationState,
-  t: ReturnType<typeof useTranslation>['t'],
-): string[] {
-  if (!previous) return [];
-  const changes: string[] = [];
-  const before = new Map(previous.patterns.map((pattern) => [pattern.id, pattern]));
-  const after = new Map(current.patterns.map((pattern) => [pattern.id, pattern]));
-  for (const [id, pattern] of after) {
-    const old = before.get(id);
-    if (!old) changes.push(t('conflict.added', { description: pattern.description }));
-    else if (
-      old.description !== pattern.description ||
-      old.kind !== pattern.kind ||
-      old.prefix_ranks.join() !== pattern.prefix_ranks.join()
-    ) {
-      changes.push(t('conflict.changed', { description: pattern.description }));
-    }
-  }
-  for (const [id, pattern] of before) {
-    if (!after.has(id)) changes.push(t('conflict.removed', { description: pattern.description }));
-  }
-  if (previous.note !== current.note) changes.push(t('conflict.note'));
-  if (previous.status !== current.status) {
-    changes.push(t('conflict.status', { status: t(`status.${current.status}`) }));
-  }
-  return changes;
 }

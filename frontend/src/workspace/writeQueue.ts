@@ -17,11 +17,13 @@
 //   and handed back to the screen, which puts their text back where it can.
 // - 400 (a rule refused) drops the write and hands back the server's message.
 //
-// Each tab has its own queue in storage (its id lives in sessionStorage, which
-// survives a reload of that tab); a queue whose tab stopped beating is adopted by the
-// next tab that starts, so work left in a closed tab is still sent.
+// Storage, one entry per tab and the adoption of closed tabs' writes, is
+// queueStorage.ts.
 import { api, isApiError } from '../api/client';
 import type { AnnotationState, PatternKind } from '../api/types';
+import { newId, QueueStorage } from './queueStorage';
+
+export { newId } from './queueStorage';
 
 export interface PatternRef {
   /** The server's id, when the pattern had one when the write was made. */
@@ -131,18 +133,6 @@ export const apiTransport: Transport = {
   },
 };
 
-export function newId(): string {
-  if (typeof crypto !== 'undefined' && typeof crypto.randomUUID === 'function') {
-    return crypto.randomUUID();
-  }
-  // RFC 4122 v4 from getRandomValues (randomUUID needs a secure context).
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-  const hex = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
 function isRetryable(status: number): boolean {
   return status === 0 || status === 408 || status === 429 || status >= 500;
 }
@@ -159,11 +149,6 @@ function isAnnotationState(value: unknown): value is AnnotationState {
 /** A write that only makes sense on a draft (everything but submit and reopen). */
 function needsDraft(write: QueuedWrite): boolean {
   return write.op.type !== 'submit' && write.op.type !== 'reopen';
-}
-
-interface Stored {
-  writes: QueuedWrite[];
-  beat: number;
 }
 
 export interface WriteQueueOptions {
@@ -195,24 +180,24 @@ export class WriteQueue {
   private rebases = new Map<string, number>();
   private stopped = false;
   private readonly transport: Transport;
-  private readonly storage: Storage | null;
-  private readonly storageKey: string;
+  private readonly store: QueueStorage;
   private readonly baseDelay: number;
   private readonly maxDelay: number;
-  private readonly orphanAfter: number;
   private readonly now: () => number;
-  private readonly namespace: string;
 
   constructor(options: WriteQueueOptions) {
-    this.namespace = options.namespace;
     this.transport = options.transport ?? apiTransport;
-    this.storage = options.storage ?? safeLocalStorage();
     this.baseDelay = options.baseDelayMs ?? 1_000;
     this.maxDelay = options.maxDelayMs ?? 30_000;
-    this.orphanAfter = options.orphanAfterMs ?? 3 * BEAT_MS;
     this.now = options.now ?? Date.now;
-    this.storageKey = `${this.namespace}.${tabId(options.tabStorage ?? safeSessionStorage())}`;
-    this.writes = this.load();
+    this.store = new QueueStorage({
+      namespace: options.namespace,
+      storage: options.storage,
+      tabStorage: options.tabStorage,
+      orphanAfterMs: options.orphanAfterMs ?? 3 * BEAT_MS,
+      now: this.now,
+    });
+    this.writes = this.store.load();
     this.publish();
   }
 
@@ -415,82 +400,6 @@ export class WriteQueue {
   }
 
   private persist(): void {
-    if (!this.storage) return;
-    try {
-      const stored: Stored = { writes: this.writes, beat: this.now() };
-      this.storage.setItem(this.storageKey, JSON.stringify(stored));
-    } catch {
-      // Storage full or disabled: the writes still live in memory and are sent.
-    }
-  }
-
-  /** This tab's stored writes, plus those of tabs that stopped beating. */
-  private load(): QueuedWrite[] {
-    if (!this.storage) return [];
-    const own = readStored(this.storage, this.storageKey)?.writes ?? [];
-    const adopted: QueuedWrite[] = [];
-    const prefix = `${this.namespace}.`;
-    for (let i = this.storage.length - 1; i >= 0; i--) {
-      const key = this.storage.key(i);
-      if (!key || key === this.storageKey || !key.startsWith(prefix)) continue;
-      const stored = readStored(this.storage, key);
-      if (stored && this.now() - stored.beat < this.orphanAfter) continue; // alive
-      adopted.push(...(stored?.writes ?? []));
-      this.storage.removeItem(key);
-    }
-    const seen = new Set(own.map((write) => write.id));
-    return [...own, ...adopted.filter((write) => !seen.has(write.id))];
-  }
-}
-
-function readStored(storage: Storage, key: string): Stored | null {
-  try {
-    const value: unknown = JSON.parse(storage.getItem(key) ?? 'null');
-    if (value && typeof value === 'object' && Array.isArray((value as Stored).writes)) {
-      const stored = value as Stored;
-      return {
-        beat: typeof stored.beat === 'number' ? stored.beat : 0,
-        writes: stored.writes.filter(
-          (write) =>
-            write &&
-            typeof write.id === 'string' &&
-            typeof write.keyId === 'number' &&
-            typeof write.op?.type === 'string',
-        ),
-      };
-    }
-  } catch {
-    // unreadable: nothing to replay
-  }
-  return null;
-}
-
-const TAB_KEY = 'ffkv.tab';
-
-function tabId(storage: Storage | null): string {
-  try {
-    const existing = storage?.getItem(TAB_KEY);
-    if (existing) return existing;
-    const id = newId();
-    storage?.setItem(TAB_KEY, id);
-    return id;
-  } catch {
-    return newId();
-  }
-}
-
-function safeLocalStorage(): Storage | null {
-  try {
-    return window.localStorage;
-  } catch {
-    return null;
-  }
-}
-
-function safeSessionStorage(): Storage | null {
-  try {
-    return window.sessionStorage;
-  } catch {
-    return null;
+    this.store.save(this.writes);
   }
 }
