@@ -1,4 +1,4 @@
-import { act, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it } from 'vitest';
 
@@ -270,6 +270,86 @@ describe('the key workspace', () => {
       await user.keyboard('{Control>}{Enter}{/Control}');
     });
     expect(await screen.findByRole('heading', { name: 'Layer 3 · key 43' })).toBeInTheDocument();
+  });
+});
+
+function storedWrites() {
+  return Object.entries(window.localStorage)
+    .filter(([key]) => key.startsWith('ffkv.writes.1.'))
+    .flatMap(([, value]) => JSON.parse(value).writes as { op: { type: string; note?: string } }[]);
+}
+
+function leavePage(): Event {
+  const event = new Event('beforeunload', { cancelable: true });
+  window.dispatchEvent(event);
+  return event;
+}
+
+describe('nothing typed is lost', () => {
+  it('keeps the note being typed and the half-built pattern across a reload', async () => {
+    // A fake clock: the note's autosave delay never passes, as when the page is reloaded at once.
+    useFakeClock();
+    window.sessionStorage.setItem('ffkv.tab', 'tab-1');
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await until(() => rows());
+
+    fireEvent.click(rows()[1]!);
+    fireEvent.click(rows()[2]!);
+    fireEvent.change(screen.getByLabelText('Pattern description'), { target: { value: 'half a patt' } });
+    fireEvent.click(screen.getByRole('radio', { name: /^2/ }));
+    fireEvent.change(screen.getByRole('textbox', { name: /^Note/ }), { target: { value: 'half a thought' } });
+
+    // Stored at once: a reload does not run the page's clean-up, so it cannot be relied on.
+    expect(storedWrites().map((write) => write.op)).toEqual([{ type: 'note', note: 'half a thought' }]);
+    expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saving…');
+    expect(leavePage().defaultPrevented).toBe(true);
+
+    cleanup(); // the reload
+    renderApp({ path: PATH, user: alice });
+    await until(() => rows());
+    expect(screen.getByRole('textbox', { name: /^Note/ })).toHaveValue('half a thought');
+    expect(selectedRanks()).toEqual([2, 3]);
+    expect(screen.getByLabelText('Pattern description')).toHaveValue('half a patt');
+    expect(screen.getByRole('radio', { name: /^2/ })).toBeChecked();
+  });
+
+  it('saves the note through the queue after a pause, and says so beside the note', async () => {
+    useFakeClock();
+    let saved: unknown = null;
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'PUT /api/keys/10/annotation/': (init) => {
+        saved = JSON.parse(String(init?.body));
+        return json(200, makeState({ version: 2, note: 'a thought' }));
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await until(() => rows());
+    expect(leavePage().defaultPrevented).toBe(false);
+    expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saved');
+    fireEvent.change(screen.getByRole('textbox', { name: /^Note/ }), { target: { value: 'a thought' } });
+    await advance(799);
+    expect(saved).toBeNull();
+    expect(screen.getByRole('textbox', { name: /^Note/ })).toHaveAccessibleDescription('Saving…');
+    await advance(1);
+    await until(() => expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saved'));
+    expect(saved).toMatchObject({ note: 'a thought', version: 1 });
+    expect(leavePage().defaultPrevented).toBe(false);
+  });
+
+  it('forgets the draft once its pattern is added', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'POST /api/keys/10/patterns/': () => json(201, withPattern(makeState(), {})),
+    });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('xjxjx1dnumbers');
+    expect(window.localStorage.getItem('ffkv.draft.1.10')).toContain('numbers');
+    await user.keyboard('{Enter}');
+    expect(window.localStorage.getItem('ffkv.draft.1.10')).toBeNull();
   });
 });
 

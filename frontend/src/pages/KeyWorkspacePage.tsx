@@ -8,6 +8,7 @@ import { errorMessage } from '../api/errorMessage';
 import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
+import { loadDraft, saveDraft } from '../workspace/composerDraft';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
@@ -20,8 +21,8 @@ import { initialSelection, selectionReducer } from '../workspace/selection';
 import { useKeyDetail } from '../workspace/useKeyDetail';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
 import { useQueueNotices } from '../workspace/useQueueNotices';
-import { newId } from '../workspace/writeQueue';
-import type { QueuedWrite, WriteQueue } from '../workspace/writeQueue';
+import { findPattern, newId } from '../workspace/writeQueue';
+import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
 
 export function KeyWorkspacePage() {
   const { keyId } = useParams();
@@ -35,7 +36,7 @@ export function KeyWorkspacePage() {
   if (user && !user.is_annotator) return <p className="alert">{t('home.notAnnotator')}</p>;
   if (!queue) return <Loading />;
   // A fresh workspace per key: nothing of one key's selection leaks into the next.
-  return <Workspace key={id} keyId={id} queue={queue} />;
+  return <Workspace key={id} keyId={id} queue={queue} userId={user?.id ?? 0} />;
 }
 
 interface Composer {
@@ -54,7 +55,7 @@ function isTyping(target: EventTarget | null): boolean {
   );
 }
 
-function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
+function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue; userId: number }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const [params] = useSearchParams();
@@ -98,6 +99,34 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   );
   const notCovered = [...labels.values()].filter((label) => label === 'not-covered').length;
   const submitted = display?.status === 'submitted';
+  const noteSaving = pending.some((write) => write.op.type === 'note');
+  const noteStatus: SaveStatus =
+    !noteSaving ? 'saved' : snapshot.status === 'saved' ? 'saving' : snapshot.status;
+
+  // -- the half-built pattern survives a reload ------------------------------------
+
+  const [draftRestored, setDraftRestored] = useState(false);
+  useEffect(() => {
+    if (draftRestored || !display) return;
+    setDraftRestored(true);
+    const draft = loadDraft(userId, keyId);
+    if (!draft) return;
+    const editing = draft.editing ? findPattern(display.patterns, draft.editing) ?? null : null;
+    setComposer({ description: draft.description, kind: draft.kind, editing });
+    dispatch({ type: 'set', ranks: draft.selected.filter((rank) => ranks.includes(rank)) });
+  }, [draftRestored, display, userId, keyId, ranks]);
+
+  useEffect(() => {
+    if (!draftRestored) return;
+    saveDraft(userId, keyId, {
+      selected: ranks.filter((rank) => selection.selected.has(rank)),
+      description: composer.description,
+      kind: composer.kind,
+      editing: composer.editing
+        ? { id: composer.editing.id, clientId: composer.editing.client_id }
+        : null,
+    });
+  }, [draftRestored, userId, keyId, ranks, selection.selected, composer]);
 
   // -- the queue's news about this key ---------------------------------------------
 
@@ -178,8 +207,9 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
 
   const submitAndNext = useCallback(async () => {
     if (advancing || load.kind !== 'ready') return;
-    flushNote();
     setAdvancing(true);
+    // Whatever is held back (the note, a delete that could still be undone) goes now.
+    queue.release(keyId);
     if (!submitted) queue.enqueue(keyId, { type: 'submit' });
     await queue.whenSettled(keyId);
     try {
@@ -194,7 +224,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [] });
       setAdvancing(false);
     }
-  }, [advancing, load.kind, flushNote, submitted, queue, keyId, assignmentId, navigate, t, setNotice]);
+  }, [advancing, load.kind, submitted, queue, keyId, assignmentId, navigate, t, setNotice]);
 
   function reopen() {
     queue.enqueue(keyId, { type: 'reopen' });
@@ -346,12 +376,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           </p>
         </div>
         <div className="workspace-tools">
-          <SaveState
-            status={snapshot.status}
-            message={snapshot.message}
-            dirty={note.dirty}
-            onRetry={queue.retryNow}
-          />
+          <SaveState status={snapshot.status} message={snapshot.message} onRetry={queue.retryNow} />
           <button type="button" onClick={() => setHelpOpen(true)} aria-keyshortcuts="?">
             {t('help.open')}
           </button>
@@ -411,11 +436,21 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             onShow={(pattern) => dispatch({ type: 'set', ranks: pattern.prefix_ranks })}
           />
           <section className="card">
-            <label htmlFor="annotation-note" className="note-label">
-              {t('workspace.note')}
-            </label>
+            <div className="note-heading">
+              <label htmlFor="annotation-note" className="note-label">
+                {t('workspace.note')}
+              </label>
+              <SaveState
+                status={noteStatus}
+                message={snapshot.message}
+                live={false}
+                id="annotation-note-state"
+                testId="note-save-state"
+              />
+            </div>
             <textarea
               id="annotation-note"
+              aria-describedby="annotation-note-state"
               ref={noteRef}
               value={note.draft ?? ''}
               readOnly={submitted}

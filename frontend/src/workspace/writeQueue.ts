@@ -16,6 +16,11 @@
 //   (the key was submitted elsewhere, the pattern was deleted elsewhere) are dropped
 //   and handed back to the screen, which puts their text back where it can.
 // - 400 (a rule refused) drops the write and hands back the server's message.
+// - A write may be held back for a moment (the note while the annotator types, a
+//   delete while it can still be undone): it is stored at once, like any other, but
+//   sent only when its time comes. Other writes go ahead of it, since they do not
+//   depend on it; a submit or reopen releases the key's held writes and goes after
+//   them. A held write that has not left can be cancelled.
 //
 // Storage, one entry per tab and the adoption of closed tabs' writes, is
 // queueStorage.ts.
@@ -54,6 +59,8 @@ export interface QueuedWrite {
   id: string;
   keyId: number;
   op: WriteOp;
+  /** Held back until this time (ms since the epoch, so that it survives a reload). */
+  sendAfter?: number;
 }
 
 export type SaveStatus = 'saved' | 'saving' | 'offline' | 'error';
@@ -175,6 +182,8 @@ export class WriteQueue {
   private snapshot: QueueSnapshot = { status: 'saved', writes: [], message: '' };
   private running = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private holdTimer: ReturnType<typeof setTimeout> | null = null;
+  private inFlight: string | null = null;
   private beatTimer: ReturnType<typeof setInterval> | null = null;
   private failures = 0;
   private rebases = new Map<string, number>();
@@ -213,8 +222,10 @@ export class WriteQueue {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.holdTimer) clearTimeout(this.holdTimer);
     if (this.beatTimer) clearInterval(this.beatTimer);
     this.timer = null;
+    this.holdTimer = null;
     this.beatTimer = null;
     if (typeof window !== 'undefined') window.removeEventListener('online', this.retryNow);
   }
@@ -263,25 +274,59 @@ export class WriteQueue {
     if (!known || state.version >= known.version) this.states.set(state.key_id, state);
   }
 
-  enqueue(keyId: number, op: WriteOp): QueuedWrite {
+  /**
+   * Queue a write (stored at once). With `holdMs`, it waits that long before it is sent;
+   * a note save replaces the key's note save that has not left yet.
+   */
+  enqueue(keyId: number, op: WriteOp, options: { holdMs?: number } = {}): QueuedWrite {
+    const sendAfter = options.holdMs ? this.now() + options.holdMs : undefined;
+    if (op.type === 'submit' || op.type === 'reopen') this.unhold(keyId, () => true);
     if (op.type === 'note') {
       // Only the latest text matters: replace a note save that has not left yet.
       const waiting = this.writes.findIndex(
-        (write, index) =>
-          write.keyId === keyId && write.op.type === 'note' && !(this.running && index === 0),
+        (write) => write.keyId === keyId && write.op.type === 'note' && write.id !== this.inFlight,
       );
       if (waiting >= 0) {
-        const replaced = { ...this.writes[waiting]!, op };
+        const replaced: QueuedWrite = { id: this.writes[waiting]!.id, keyId, op, sendAfter };
         this.writes = this.writes.map((write, index) => (index === waiting ? replaced : write));
         this.changed();
+        void this.run();
         return replaced;
       }
     }
-    const write: QueuedWrite = { id: newId(), keyId, op };
+    const write: QueuedWrite = { id: newId(), keyId, op, sendAfter };
     this.writes = [...this.writes, write];
     this.changed();
     void this.run();
     return write;
+  }
+
+  /** Send this key's held writes (of one type, if given) now. */
+  release(keyId: number, type?: WriteOp['type']): void {
+    if (this.unhold(keyId, (write) => type === undefined || write.op.type === type)) {
+      this.changed();
+      void this.run();
+    }
+  }
+
+  /** Take back a write that has not left yet; false if it has (or is on its way). */
+  cancel(writeId: string): boolean {
+    if (writeId === this.inFlight || !this.writes.some((write) => write.id === writeId)) {
+      return false;
+    }
+    this.remove([writeId]);
+    if (this.writes.length === 0) this.setStatus('saved', '');
+    return true;
+  }
+
+  private unhold(keyId: number, which: (write: QueuedWrite) => boolean): boolean {
+    let changed = false;
+    this.writes = this.writes.map((write) => {
+      if (write.keyId !== keyId || write.sendAfter === undefined || !which(write)) return write;
+      changed = true;
+      return { id: write.id, keyId: write.keyId, op: write.op };
+    });
+    return changed;
   }
 
   retryNow = (): void => {
@@ -295,9 +340,15 @@ export class WriteQueue {
   private async run(): Promise<void> {
     if (this.running || this.stopped || this.timer) return;
     this.running = true;
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
     try {
-      while (!this.stopped && this.writes.length > 0) {
-        const write = this.writes[0]!;
+      for (;;) {
+        if (this.stopped) return;
+        const now = this.now();
+        const write = this.writes.find((each) => !(each.sendAfter! > now));
+        if (!write) break;
+        this.inFlight = write.id;
         this.setStatus('saving', '');
         try {
           let state = this.states.get(write.keyId);
@@ -314,12 +365,28 @@ export class WriteQueue {
           this.emit({ type: 'applied', keyId: write.keyId, state: result, write });
         } catch (error) {
           if (!this.handleFailure(write, error)) return;
+        } finally {
+          this.inFlight = null;
         }
       }
-      this.setStatus('saved', '');
+      this.setStatus(this.writes.length > 0 ? 'saving' : 'saved', '');
+      this.holdUntilDue();
     } finally {
       this.running = false;
     }
+  }
+
+  /** Wake up when the first held write is due. */
+  private holdUntilDue(): void {
+    const due = Math.min(...this.writes.map((write) => write.sendAfter ?? Infinity));
+    if (!Number.isFinite(due)) return;
+    this.holdTimer = setTimeout(
+      () => {
+        this.holdTimer = null;
+        void this.run();
+      },
+      Math.max(0, due - this.now()),
+    );
   }
 
   /** True to go on with the next write, false to stop until the retry timer. */
