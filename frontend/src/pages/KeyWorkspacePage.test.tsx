@@ -353,6 +353,66 @@ describe('nothing typed is lost', () => {
   });
 });
 
+describe('deleting a pattern', () => {
+  const two = withPattern(withPattern(makeState(), { description: 'first' }), {
+    description: 'second',
+    prefix_ranks: [4, 5, 6],
+  });
+
+  it('can be undone for a few seconds, and focus goes to Undo, not to the next Delete', async () => {
+    useFakeClock();
+    let deletes = 0;
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey({ annotation: two })),
+      'DELETE /api/keys/10/patterns/50/?version=3': () => {
+        deletes += 1;
+        return json(200, { ...two, version: 4, patterns: two.patterns.slice(1) });
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await until(() => screen.getByRole('button', { name: 'Delete P1' }));
+
+    fireEvent.click(screen.getByRole('button', { name: 'Delete P1' }));
+    expect(screen.getAllByTestId('pattern-item')).toHaveLength(1);
+    const undo = screen.getByRole('button', { name: 'Undo' });
+    expect(undo).toHaveFocus();
+    expect(screen.getByTestId('undo-delete')).toHaveTextContent('Deleted P1 “first”.');
+    await advance(4_999);
+    expect(deletes).toBe(0);
+
+    fireEvent.click(undo);
+    expect(screen.getAllByTestId('pattern-item').map((item) => item.textContent)).toEqual([
+      expect.stringContaining('first'),
+      expect.stringContaining('second'),
+    ]);
+    await advance(10_000);
+    expect(deletes).toBe(0);
+    expect(screen.getByTestId('save-state')).toHaveTextContent('Saved');
+  });
+
+  it('is sent once the offer ends, and focus rests on the list heading', async () => {
+    useFakeClock();
+    let deletes = 0;
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey({ annotation: two })),
+      'DELETE /api/keys/10/patterns/50/?version=3': () => {
+        deletes += 1;
+        return json(200, { ...two, version: 4, patterns: two.patterns.slice(1) });
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await until(() => screen.getByRole('button', { name: 'Delete P1' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Delete P1' }));
+    expect(leavePage().defaultPrevented).toBe(true); // the delete waits in the queue
+    await advance(5_000);
+    await until(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Saved'));
+    expect(deletes).toBe(1);
+    expect(screen.queryByTestId('undo-delete')).not.toBeInTheDocument();
+    expect(screen.getByRole('heading', { name: '1 pattern' })).toHaveFocus();
+    expect(screen.getAllByTestId('pattern-item')).toHaveLength(1);
+  });
+});
+
 describe('loading a key', () => {
   it('tries again by itself when the server is briefly unavailable', async () => {
     // A fake clock: the retry waits a second of the page's time, not the machine's.

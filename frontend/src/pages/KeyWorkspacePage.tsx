@@ -48,6 +48,9 @@ interface Composer {
 
 const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null };
 
+/** How long a deleted pattern can be taken back: its delete waits in the queue meanwhile. */
+export const UNDO_MS = 5_000;
+
 function isTyping(target: EventTarget | null): boolean {
   return (
     target instanceof HTMLElement &&
@@ -70,6 +73,9 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const [helpOpen, setHelpOpen] = useState(false);
   const [advancing, setAdvancing] = useState(false);
   const [done, setDone] = useState(false);
+  const [deleted, setDeleted] = useState<{ write: QueuedWrite; pattern: DisplayPattern } | null>(
+    null,
+  );
 
   const listRef = useRef<HTMLDivElement>(null);
   const descriptionRef = useRef<HTMLInputElement>(null);
@@ -189,12 +195,35 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   }
 
   function deletePattern(pattern: DisplayPattern) {
-    queue.enqueue(keyId, {
-      type: 'delete',
-      ref: { id: pattern.id, clientId: pattern.client_id },
-    });
+    const write = queue.enqueue(
+      keyId,
+      { type: 'delete', ref: { id: pattern.id, clientId: pattern.client_id } },
+      { holdMs: UNDO_MS },
+    );
     if (composer.editing?.id === pattern.id) setComposer(EMPTY_COMPOSER);
+    setDeleted({ write, pattern });
   }
+
+  function undoDelete() {
+    if (!deleted) return;
+    const { write, pattern } = deleted;
+    setDeleted(null);
+    if (queue.cancel(write.id)) return;
+    // Already sent (a submit releases held writes): make the pattern again.
+    queue.enqueue(keyId, {
+      type: 'create',
+      clientId: newId(),
+      description: pattern.description,
+      kind: pattern.kind,
+      prefixRanks: pattern.prefix_ranks,
+    });
+  }
+
+  useEffect(() => {
+    if (!deleted) return;
+    const timer = setTimeout(() => setDeleted(null), UNDO_MS);
+    return () => clearTimeout(timer);
+  }, [deleted]);
 
   function cancelEdit() {
     setComposer(EMPTY_COMPOSER);
@@ -434,6 +463,14 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
             onEdit={editPattern}
             onDelete={deletePattern}
             onShow={(pattern) => dispatch({ type: 'set', ranks: pattern.prefix_ranks })}
+            deleted={
+              deleted && {
+                id: deleted.write.id,
+                name: t('workspace.patternNumber', { number: deleted.pattern.number }),
+                description: deleted.pattern.description,
+                onUndo: undoDelete,
+              }
+            }
           />
           <section className="card">
             <div className="note-heading">
