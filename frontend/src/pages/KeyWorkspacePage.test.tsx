@@ -256,20 +256,111 @@ describe('the key workspace', () => {
     ]);
   });
 
-  it('submits and opens the next key', async () => {
+  it('asks before Ctrl+Enter submits a key with no patterns, then submits and opens the next key', async () => {
     const user = userEvent.setup();
+    let submits = 0;
     mockApi({
       'GET /api/keys/10/': () => json(200, makeKey()),
       'GET /api/keys/11/': () => json(200, makeKey({ id: 11, index: 43, annotation: makeState({ key_id: 11 }) })),
-      'POST /api/keys/10/submit/': () => json(200, makeState({ status: 'submitted', version: 2 })),
+      'POST /api/keys/10/submit/': () => {
+        submits += 1;
+        return json(200, makeState({ status: 'submitted', version: 2 }));
+      },
       'GET /api/next-key/?assignment=3': () => json(200, { key_id: 11, assignment_id: 3 }),
     });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
+    await user.keyboard('{Control>}{Enter}{/Control}');
+    const ask = screen.getByRole('dialog', { name: 'Submit without patterns?' });
+    expect(screen.getByRole('button', { name: 'Keep working' })).toHaveFocus();
+    await user.keyboard('{Enter}');
+    expect(ask).not.toBeInTheDocument();
+    expect(screen.getByTestId('prefix-list')).toHaveFocus();
+    expect(submits).toBe(0);
+
+    await user.keyboard('{Control>}{Enter}{/Control}');
     await act(async () => {
-      await user.keyboard('{Control>}{Enter}{/Control}');
+      await user.click(screen.getByRole('button', { name: 'Submit without patterns' }));
     });
     expect(await screen.findByRole('heading', { name: 'Layer 3 · key 43' })).toBeInTheDocument();
+    expect(submits).toBe(1);
+  });
+});
+
+describe('the keyboard', () => {
+  it('returns to the prefix list after a pattern is added, so the next j x selects', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'POST /api/keys/10/patterns/': (init) => {
+        const body = JSON.parse(String(init?.body));
+        return json(201, withPattern(makeState(), { description: body.description, client_id: body.client_id }));
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('xjxjx1dnumbers{Enter}');
+    expect(screen.getByTestId('prefix-list')).toHaveFocus();
+    await user.keyboard('jx');
+    expect(screen.getByLabelText('Pattern description')).toHaveValue('');
+    expect(selectedRanks()).toEqual([4]);
+  });
+
+  it('acts only inside the workspace', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    screen.getByRole('button', { name: 'Sign out' }).focus();
+    await user.keyboard('xjx?');
+    expect(selectedRanks()).toEqual([]);
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+  });
+
+  it('lets single-key shortcuts be turned off, and remembers it', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.click(screen.getByRole('checkbox', { name: 'Single-key shortcuts' }));
+    screen.getByTestId('prefix-list').focus();
+    await user.keyboard('xj?');
+    expect(selectedRanks()).toEqual([]);
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+    // The list's own keys still work.
+    await user.keyboard('{ArrowDown} ');
+    expect(selectedRanks()).toEqual([2]);
+
+    cleanup();
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    expect(screen.getByRole('checkbox', { name: 'Single-key shortcuts' })).not.toBeChecked();
+    await waitFor(() => expect(selectedRanks()).toEqual([2])); // the draft came back too
+    await user.keyboard('jx');
+    expect(selectedRanks()).toEqual([2]);
+  });
+
+  it('lists every key it handles in a help dialog that keeps focus inside', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('?');
+    const help = screen.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    expect(help.tagName).toBe('DIALOG');
+    const keys = within(help).getAllByText((_, element) => element?.tagName === 'KBD').map((kbd) => kbd.textContent);
+    expect(keys).toEqual(
+      expect.arrayContaining(['j', '↓', 'J', 'Shift + ↓', 'K', 'g', 'Home', 'G', 'End', 'Space', 'x', '/', 'd', 'Ctrl + Enter', '?']),
+    );
+    const close = within(help).getByRole('button', { name: 'Close' });
+    expect(close).toHaveFocus();
+    await user.tab();
+    expect(close).toHaveFocus();
+    await user.keyboard('jx'); // the workspace's keys stay out of the dialog
+    expect(selectedRanks()).toEqual([]);
+    await user.keyboard('{Escape}');
+    expect(help).not.toBeInTheDocument();
+    expect(screen.getByTestId('prefix-list')).toHaveFocus();
   });
 });
 

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
 
@@ -9,7 +10,9 @@ import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
 import { loadDraft, saveDraft } from '../workspace/composerDraft';
+import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
+import { lookUpKey } from '../workspace/keymap';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
@@ -18,6 +21,7 @@ import { PrefixList } from '../workspace/PrefixList';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
+import { useCharacterKeys } from '../workspace/useCharacterKeys';
 import { useKeyDetail } from '../workspace/useKeyDetail';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
 import { useQueueNotices } from '../workspace/useQueueNotices';
@@ -71,6 +75,8 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const note = useNoteAutosave(queue, keyId, load.kind === 'ready');
   const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
   const [helpOpen, setHelpOpen] = useState(false);
+  const [confirmEmpty, setConfirmEmpty] = useState(false);
+  const [characterKeys, setCharacterKeys] = useCharacterKeys();
   const [advancing, setAdvancing] = useState(false);
   const [done, setDone] = useState(false);
   const [deleted, setDeleted] = useState<{ write: QueuedWrite; pattern: DisplayPattern } | null>(
@@ -186,6 +192,8 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     }
     setComposer(EMPTY_COMPOSER);
     dispatch({ type: 'clear' });
+    // Back to the prefixes: the next `j x` selects, it is not typed into the description.
+    listRef.current?.focus();
   }, [blockers.length, ranks, selection.selected, composer, queue, keyId]);
 
   function editPattern(pattern: DisplayPattern) {
@@ -261,93 +269,82 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   // -- the keyboard ----------------------------------------------------------------
 
-  useEffect(() => {
-    function onKey(event: KeyboardEvent) {
-      if (helpOpen) {
-        if (event.key === 'Escape' || event.key === '?') {
-          event.preventDefault();
-          setHelpOpen(false);
-        }
-        return;
-      }
-      if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') {
-        event.preventDefault();
-        void submitAndNext();
-        return;
-      }
-      if (isTyping(event.target)) {
-        if (event.key === 'Escape') {
-          event.preventDefault();
-          if (event.target === noteRef.current) flushNote();
-          listRef.current?.focus();
-        }
-        return;
-      }
-      if (event.ctrlKey || event.metaKey || event.altKey) return;
-      const onControl =
-        event.target instanceof HTMLElement && !!event.target.closest('button, a, summary');
-      if (onControl && (event.key === ' ' || event.key === 'Enter')) return;
+  // Ctrl+Enter on a key with no pattern asks first: a slip would submit an empty key.
+  function requestSubmit() {
+    if (!submitted && (display?.patterns.length ?? 0) === 0) setConfirmEmpty(true);
+    else void submitAndNext();
+  }
 
-      const last = ranks.length - 1;
-      let handled = true;
-      switch (event.key) {
-        case 'j':
-        case 'ArrowDown':
-          dispatch({ type: 'move', delta: 1, extend: event.shiftKey });
-          break;
-        case 'J':
-          dispatch({ type: 'move', delta: 1, extend: true });
-          break;
-        case 'k':
-        case 'ArrowUp':
-          dispatch({ type: 'move', delta: -1, extend: event.shiftKey });
-          break;
-        case 'K':
-          dispatch({ type: 'move', delta: -1, extend: true });
-          break;
-        case 'Home':
-        case 'g':
-          dispatch({ type: 'moveTo', index: 0 });
-          break;
-        case 'End':
-        case 'G':
-          dispatch({ type: 'moveTo', index: last });
-          break;
-        case ' ':
-        case 'x':
-          if (!submitted) dispatch({ type: 'toggle' });
-          break;
-        case '1':
-        case '2':
-        case '3':
-          setComposer((current) => ({ ...current, kind: KINDS[Number(event.key) - 1] ?? null }));
-          break;
-        case 'd':
-        case '/':
-          descriptionRef.current?.focus();
-          break;
-        case 'n':
-          noteRef.current?.focus();
-          break;
-        case 'a':
-        case 'Enter':
-          addPattern();
-          break;
-        case 'Escape':
-          if (composer.editing) cancelEdit();
-          else dispatch({ type: 'clear' });
-          break;
-        case '?':
-          setHelpOpen(true);
-          break;
-        default:
-          handled = false;
-      }
-      if (handled) event.preventDefault();
+  // Keys count only inside the workspace (the page's header and menus keep theirs),
+  // and are looked up in the keymap that the help lists.
+  function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
+    const target = event.target as HTMLElement;
+    const found = lookUpKey(event, characterKeys);
+    if (found?.action === 'submit') {
+      event.preventDefault();
+      requestSubmit();
+      return;
     }
-    document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
-  });
+    if (isTyping(target)) {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        if (target === noteRef.current) flushNote();
+        listRef.current?.focus();
+      }
+      return;
+    }
+    const onControl = !!target.closest('button, a, summary');
+    if (!found || (onControl && (event.key === ' ' || event.key === 'Enter'))) return;
+    event.preventDefault();
+    switch (found.action) {
+      case 'down':
+      case 'up':
+        dispatch({ type: 'move', delta: found.action === 'down' ? 1 : -1, extend: false });
+        break;
+      case 'extendDown':
+      case 'extendUp':
+        dispatch({ type: 'move', delta: found.action === 'extendDown' ? 1 : -1, extend: true });
+        break;
+      case 'first':
+        dispatch({ type: 'moveTo', index: 0 });
+        break;
+      case 'last':
+        dispatch({ type: 'moveTo', index: ranks.length - 1 });
+        break;
+      case 'toggle':
+        if (!submitted) dispatch({ type: 'toggle' });
+        break;
+      case 'kind': {
+        const kind = KINDS[Number(found.binding.key) - 1] ?? null;
+        setComposer((current) => ({ ...current, kind }));
+        break;
+      }
+      case 'describe':
+        descriptionRef.current?.focus();
+        break;
+      case 'note':
+        noteRef.current?.focus();
+        break;
+      case 'add':
+        addPattern();
+        break;
+      case 'clear':
+        if (composer.editing) cancelEdit();
+        else dispatch({ type: 'clear' });
+        break;
+      case 'help':
+        setHelpOpen(true);
+        break;
+    }
+  }
+
+  // Focus starts in the prefix list, where the keys act (unless the user is elsewhere).
+  const ready = load.kind === 'ready';
+  useEffect(() => {
+    if (ready && (!document.activeElement || document.activeElement === document.body)) {
+      listRef.current?.focus();
+    }
+  }, [ready]);
 
   // -- render ----------------------------------------------------------------------
 
@@ -384,7 +381,13 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   }
 
   return (
-    <section className="workspace" aria-labelledby="workspace-heading">
+    <section
+      className="workspace"
+      aria-labelledby="workspace-heading"
+      // Clicks on its text keep focus (and so the keys) inside the workspace.
+      tabIndex={-1}
+      onKeyDown={onKeyDown}
+    >
       <div className="workspace-header">
         <div>
           <Link to={backTo} className="back-link">
@@ -406,7 +409,19 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
         </div>
         <div className="workspace-tools">
           <SaveState status={snapshot.status} message={snapshot.message} onRetry={queue.retryNow} />
-          <button type="button" onClick={() => setHelpOpen(true)} aria-keyshortcuts="?">
+          <label className="character-keys">
+            <input
+              type="checkbox"
+              checked={characterKeys}
+              onChange={(event) => setCharacterKeys(event.target.checked)}
+            />{' '}
+            {t('help.characterKeys')}
+          </label>
+          <button
+            type="button"
+            onClick={() => setHelpOpen(true)}
+            aria-keyshortcuts={characterKeys ? '?' : undefined}
+          >
             {t('help.open')}
           </button>
         </div>
@@ -545,7 +560,18 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           </section>
         </aside>
       </div>
-      {helpOpen && <KeyboardHelp onClose={() => setHelpOpen(false)} />}
+      {helpOpen && (
+        <KeyboardHelp onClose={() => setHelpOpen(false)} characterKeys={characterKeys} />
+      )}
+      {confirmEmpty && (
+        <ConfirmEmptySubmit
+          onCancel={() => setConfirmEmpty(false)}
+          onSubmit={() => {
+            setConfirmEmpty(false);
+            void submitAndNext();
+          }}
+        />
+      )}
     </section>
   );
 }
