@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
 import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
@@ -338,9 +338,10 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     }
   }
 
-  // Focus starts in the prefix list, where the keys act (unless the user is elsewhere).
+  // Focus starts in the prefix list, where the keys act (unless the user is elsewhere);
+  // before paint, so that a key pressed as soon as the list shows is not lost.
   const ready = load.kind === 'ready';
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (ready && (!document.activeElement || document.activeElement === document.body)) {
       listRef.current?.focus();
     }
