@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { useCallback, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
 import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
@@ -9,7 +9,7 @@ import { errorMessage } from '../api/errorMessage';
 import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
-import { loadDraft, saveDraft } from '../workspace/composerDraft';
+import { useComposerDraft } from '../workspace/composerDraft';
 import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { lookUpKey } from '../workspace/keymap';
@@ -25,7 +25,8 @@ import { useCharacterKeys } from '../workspace/useCharacterKeys';
 import { useKeyDetail } from '../workspace/useKeyDetail';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
 import { useQueueNotices } from '../workspace/useQueueNotices';
-import { findPattern, newId } from '../workspace/writeQueue';
+import { useUndoableDelete } from '../workspace/useUndoableDelete';
+import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
 
 export function KeyWorkspacePage() {
@@ -52,8 +53,6 @@ interface Composer {
 
 const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null };
 
-/** How long a deleted pattern can be taken back: its delete waits in the queue meanwhile. */
-export const UNDO_MS = 5_000;
 
 function isTyping(target: EventTarget | null): boolean {
   return (
@@ -79,9 +78,8 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const [characterKeys, setCharacterKeys] = useCharacterKeys();
   const [advancing, setAdvancing] = useState(false);
   const [done, setDone] = useState(false);
-  const [deleted, setDeleted] = useState<{ write: QueuedWrite; pattern: DisplayPattern } | null>(
-    null,
-  );
+  const undoable = useUndoableDelete(queue, keyId);
+  const { deleted } = undoable;
 
   const listRef = useRef<HTMLDivElement>(null);
   const descriptionRef = useRef<HTMLInputElement>(null);
@@ -117,28 +115,20 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   // -- the half-built pattern survives a reload ------------------------------------
 
-  const [draftRestored, setDraftRestored] = useState(false);
-  useEffect(() => {
-    if (draftRestored || !display) return;
-    setDraftRestored(true);
-    const draft = loadDraft(userId, keyId);
-    if (!draft) return;
-    const editing = draft.editing ? findPattern(display.patterns, draft.editing) ?? null : null;
-    setComposer({ description: draft.description, kind: draft.kind, editing });
-    dispatch({ type: 'set', ranks: draft.selected.filter((rank) => ranks.includes(rank)) });
-  }, [draftRestored, display, userId, keyId, ranks]);
-
-  useEffect(() => {
-    if (!draftRestored) return;
-    saveDraft(userId, keyId, {
-      selected: ranks.filter((rank) => selection.selected.has(rank)),
-      description: composer.description,
-      kind: composer.kind,
-      editing: composer.editing
-        ? { id: composer.editing.id, clientId: composer.editing.client_id }
-        : null,
-    });
-  }, [draftRestored, userId, keyId, ranks, selection.selected, composer]);
+  const restoreDraft = useCallback(
+    (draft: { selected: number[]; description: string; kind: PatternKind | null; editing: DisplayPattern | null }) => {
+      setComposer({ description: draft.description, kind: draft.kind, editing: draft.editing });
+      dispatch({ type: 'set', ranks: draft.selected.filter((rank) => ranks.includes(rank)) });
+    },
+    [ranks],
+  );
+  useComposerDraft(
+    userId,
+    keyId,
+    display?.patterns ?? null,
+    { ...composer, selected: ranks.filter((rank) => selection.selected.has(rank)) },
+    restoreDraft,
+  );
 
   // -- the queue's news about this key ---------------------------------------------
 
@@ -203,35 +193,9 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   }
 
   function deletePattern(pattern: DisplayPattern) {
-    const write = queue.enqueue(
-      keyId,
-      { type: 'delete', ref: { id: pattern.id, clientId: pattern.client_id } },
-      { holdMs: UNDO_MS },
-    );
+    undoable.remove(pattern);
     if (composer.editing?.id === pattern.id) setComposer(EMPTY_COMPOSER);
-    setDeleted({ write, pattern });
   }
-
-  function undoDelete() {
-    if (!deleted) return;
-    const { write, pattern } = deleted;
-    setDeleted(null);
-    if (queue.cancel(write.id)) return;
-    // Already sent (a submit releases held writes): make the pattern again.
-    queue.enqueue(keyId, {
-      type: 'create',
-      clientId: newId(),
-      description: pattern.description,
-      kind: pattern.kind,
-      prefixRanks: pattern.prefix_ranks,
-    });
-  }
-
-  useEffect(() => {
-    if (!deleted) return;
-    const timer = setTimeout(() => setDeleted(null), UNDO_MS);
-    return () => clearTimeout(timer);
-  }, [deleted]);
 
   function cancelEdit() {
     setComposer(EMPTY_COMPOSER);
@@ -484,7 +448,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
                 id: deleted.write.id,
                 name: t('workspace.patternNumber', { number: deleted.pattern.number }),
                 description: deleted.pattern.description,
-                onUndo: undoDelete,
+                onUndo: undoable.undo,
               }
             }
           />

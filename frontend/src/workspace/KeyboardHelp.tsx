@@ -13,7 +13,12 @@ export function KeyboardHelp({
 }) {
   const { t } = useTranslation();
   return (
-    <Modal labelledBy="keyboard-help-heading" onClose={onClose} testId="keyboard-help">
+    <Modal
+      labelledBy="keyboard-help-heading"
+      onClose={onClose}
+      closeKeys={characterKeys ? ['?'] : []}
+      testId="keyboard-help"
+    >
       <h2 id="keyboard-help-heading">{t('help.heading')}</h2>
       <table className="shortcuts">
         <tbody>

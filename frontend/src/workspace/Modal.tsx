@@ -8,6 +8,8 @@ interface ModalProps {
   onClose: () => void;
   /** Focused on opening; the first focusable element otherwise. */
   initialFocus?: RefObject<HTMLElement | null>;
+  /** Keys that close it besides Escape (the help's own `?`). */
+  closeKeys?: readonly string[];
   className?: string;
   testId?: string;
   children: ReactNode;
@@ -18,7 +20,15 @@ interface ModalProps {
  * Shift+Tab go round inside it, Escape or a click on the backdrop closes it, and
  * focus goes back where it was.
  */
-export function Modal({ labelledBy, onClose, initialFocus, className, testId, children }: ModalProps) {
+export function Modal({
+  labelledBy,
+  onClose,
+  initialFocus,
+  closeKeys = [],
+  className,
+  testId,
+  children,
+}: ModalProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const close = useRef(onClose);
   close.current = onClose;
@@ -50,7 +60,7 @@ export function Modal({ labelledBy, onClose, initialFocus, className, testId, ch
       }}
       onKeyDown={(event) => {
         event.stopPropagation(); // the workspace's keys stay out of the dialog
-        if (event.key === 'Escape') {
+        if (event.key === 'Escape' || closeKeys.includes(event.key)) {
           event.preventDefault();
           close.current();
         } else if (event.key === 'Tab') {

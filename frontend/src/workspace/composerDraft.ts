@@ -1,9 +1,13 @@
 // The half-built pattern of each key (selected prefixes, description, kind, the
 // pattern being edited), kept in localStorage so that a reload or a closed tab does
 // not lose it. One entry per user and key; an empty draft leaves no entry.
+import { useEffect, useState } from 'react';
+
 import type { PatternKind } from '../api/types';
 import { KINDS } from './labels';
+import type { DisplayPattern } from './labels';
 import { safeLocalStorage } from './queueStorage';
+import { findPattern } from './writeQueue';
 import type { PatternRef } from './writeQueue';
 
 export interface ComposerDraft {
@@ -53,4 +57,46 @@ export function saveDraft(
   } catch {
     // Storage full or disabled: the draft lives on screen only.
   }
+}
+
+interface ShownDraft {
+  selected: number[];
+  description: string;
+  kind: PatternKind | null;
+  editing: DisplayPattern | null;
+}
+
+/**
+ * Keeps the composer's draft of one key in storage: restored once, when the key's
+ * patterns are known (`patterns` not null), then saved on every change.
+ */
+export function useComposerDraft(
+  userId: number,
+  keyId: number,
+  patterns: readonly DisplayPattern[] | null,
+  current: ShownDraft,
+  restore: (draft: ShownDraft) => void,
+): void {
+  const [restored, setRestored] = useState(false);
+  const { selected, description, kind, editing } = current;
+
+  useEffect(() => {
+    if (restored || !patterns) return;
+    setRestored(true);
+    const draft = loadDraft(userId, keyId);
+    if (!draft) return;
+    const pattern = draft.editing ? (findPattern(patterns, draft.editing) ?? null) : null;
+    restore({ ...draft, editing: pattern });
+  }, [restored, patterns, userId, keyId, restore]);
+
+  const selectedKey = selected.join();
+  useEffect(() => {
+    if (!restored) return;
+    saveDraft(userId, keyId, {
+      selected: selectedKey ? selectedKey.split(',').map(Number) : [],
+      description,
+      kind,
+      editing: editing ? { id: editing.id, clientId: editing.client_id } : null,
+    });
+  }, [restored, userId, keyId, selectedKey, description, kind, editing]);
 }
