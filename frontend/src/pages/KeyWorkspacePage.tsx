@@ -10,6 +10,7 @@ import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
 import { useComposerDraft } from '../workspace/composerDraft';
+import type { ShownDraft } from '../workspace/composerDraft';
 import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { lookUpKey } from '../workspace/keymap';
@@ -52,7 +53,6 @@ interface Composer {
 }
 
 const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null };
-
 
 function isTyping(target: EventTarget | null): boolean {
   return (
@@ -116,7 +116,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   // -- the half-built pattern survives a reload ------------------------------------
 
   const restoreDraft = useCallback(
-    (draft: { selected: number[]; description: string; kind: PatternKind | null; editing: DisplayPattern | null }) => {
+    (draft: ShownDraft) => {
       setComposer({ description: draft.description, kind: draft.kind, editing: draft.editing });
       dispatch({ type: 'set', ranks: draft.selected.filter((rank) => ranks.includes(rank)) });
     },

@@ -56,7 +56,17 @@ export function Modal({
         close.current();
       }}
       onClick={(event) => {
-        if (event.target === ref.current) close.current(); // the backdrop
+        // A click on the backdrop targets the dialog itself, as does one on its padding:
+        // only one outside its box closes it.
+        const dialog = ref.current;
+        if (event.target !== dialog || !dialog) return;
+        const box = dialog.getBoundingClientRect();
+        const inside =
+          event.clientX >= box.left &&
+          event.clientX <= box.right &&
+          event.clientY >= box.top &&
+          event.clientY <= box.bottom;
+        if (!inside) close.current();
       }}
       onKeyDown={(event) => {
         event.stopPropagation(); // the workspace's keys stay out of the dialog

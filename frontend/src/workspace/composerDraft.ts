@@ -59,7 +59,8 @@ export function saveDraft(
   }
 }
 
-interface ShownDraft {
+/** The draft as the page holds it: the pattern being edited, found among the key's. */
+export interface ShownDraft {
   selected: number[];
   description: string;
   kind: PatternKind | null;
