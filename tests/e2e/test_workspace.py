@@ -122,14 +122,49 @@ def test_a_long_assignment_lists_its_keys_a_page_at_a_time(page, alice):
     expect(page.get_by_test_id("prefix-row")).to_have_count(3)
 
 
-def test_keyboard_help_opens_on_question_mark(page, alice):
+def test_keyboard_help_is_a_modal_dialog_that_keeps_focus_inside(page, alice):
     assigned_batch([alice], name="help")
     open_first_key(page, "alice", PASSWORD, "help")
     page.keyboard.press("?")
     dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
     expect(dialog).to_be_visible()
+    assert dialog.evaluate("(element) => element.tagName === 'DIALOG' && element.matches(':modal')")
+    for key in ["Home", "End", "/", "Shift + ↓", "J", "K", "g", "G"]:
+        expect(dialog.locator("kbd", has_text=re.compile(rf"^{re.escape(key)}$"))).to_have_count(1)
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => !!document.activeElement?.closest('dialog')")
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
+    expect(page.get_by_test_id("prefix-list")).to_be_focused()
+
+
+def test_focus_returns_to_the_prefixes_after_a_pattern_is_added(page, alice):
+    assigned_batch([alice], name="focus")
+    open_first_key(page, "alice", PASSWORD, "focus")
+    add_pattern_with_keys(page, "numbers")
+    expect(page.get_by_test_id("pattern-item")).to_have_count(1)
+    expect(page.get_by_test_id("prefix-list")).to_be_focused()
+    page.keyboard.press("j")
+    page.keyboard.press("x")
+    expect(page.get_by_label("Pattern description")).to_have_value("")
+    expect(page.get_by_test_id("selected-count")).to_contain_text("1 prefix selected")
+    expect_saved(page)
+
+
+def test_a_deleted_pattern_comes_back_with_undo(page, alice):
+    _batch, (key,) = assigned_batch([alice], name="undo")
+    open_first_key(page, "alice", PASSWORD, "undo")
+    add_pattern_with_keys(page, "keep me")
+    expect_saved(page)
+    page.get_by_role("button", name="Delete P1").click()
+    expect(page.get_by_test_id("pattern-item")).to_have_count(0)
+    # Focus is on Undo, not on another Delete: a second Enter takes the delete back.
+    expect(page.get_by_role("button", name="Undo")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("pattern-item")).to_have_count(1)
+    expect_saved(page)
+    assert Pattern.objects.filter(annotation__key=key, description="keep me").count() == 1
 
 
 def test_markup_in_a_prefix_stays_inert_text(page, alice):
@@ -175,10 +210,53 @@ def test_a_write_queued_when_the_api_is_down_survives_a_reload(page, alice):
     add_pattern_with_keys(page, "kept across reload")
     expect(page.get_by_test_id("save-state")).to_have_text("Offline, retrying…")
     page.unroute("**/api/keys/*/patterns/")
-    # Reload before the retry timer fires: the queue in localStorage is replayed.
+    # Reload before the retry timer fires: the queue in localStorage is replayed. The
+    # page asks first, since a write has not reached the server.
+    page.once("dialog", lambda dialog: dialog.accept())
     page.reload()
     expect(page.get_by_text("kept across reload")).to_be_visible(timeout=15_000)
     expect_saved(page)
     assert (
         Pattern.objects.filter(annotation__key=key, description="kept across reload").count() == 1
     )
+
+
+def test_a_reload_keeps_the_note_being_typed_and_the_half_built_pattern(page, alice):
+    _batch, (key,) = assigned_batch([alice], name="typing")
+    open_first_key(page, "alice", PASSWORD, "typing")
+
+    # The note's save cannot reach the server, so it is still waiting at the reload.
+    def refuse_note(route):
+        if route.request.method == "PUT":
+            route.abort()
+        else:
+            route.continue_()
+
+    page.route("**/api/keys/*/annotation/", refuse_note)
+    select_rows_with_keyboard(page, 2)
+    page.keyboard.press("2")
+    page.keyboard.press("d")
+    page.keyboard.type("half a patt")
+    page.keyboard.press("Escape")
+    page.keyboard.press("n")
+    page.keyboard.type("half a thought")
+    expect(page.get_by_test_id("note-save-state")).not_to_have_text("Saved")
+
+    asked: list[str] = []
+
+    def answer(dialog):
+        asked.append(dialog.type)
+        dialog.accept()
+
+    page.once("dialog", answer)
+    page.unroute("**/api/keys/*/annotation/")
+    page.reload()
+    assert asked == ["beforeunload"]
+
+    expect(page.get_by_label(re.compile("^Note"))).to_have_value("half a thought")
+    expect(page.get_by_label("Pattern description")).to_have_value("half a patt")
+    expect(page.get_by_role("radio", name=re.compile(r"^2?\s*semantic$"))).to_be_checked()
+    expect(page.locator('[data-testid="prefix-row"][aria-selected="true"]')).to_have_count(2)
+    expect_saved(page)
+    expect(page.get_by_test_id("note-save-state")).to_have_text("Saved")
+    assert Annotation.objects.get(key=key, annotator=alice).note == "half a thought"

@@ -1,4 +1,4 @@
-import { act, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it } from 'vitest';
 
@@ -256,20 +256,251 @@ describe('the key workspace', () => {
     ]);
   });
 
-  it('submits and opens the next key', async () => {
+  it('asks before Ctrl+Enter submits a key with no patterns, then submits and opens the next key', async () => {
     const user = userEvent.setup();
+    let submits = 0;
     mockApi({
       'GET /api/keys/10/': () => json(200, makeKey()),
       'GET /api/keys/11/': () => json(200, makeKey({ id: 11, index: 43, annotation: makeState({ key_id: 11 }) })),
-      'POST /api/keys/10/submit/': () => json(200, makeState({ status: 'submitted', version: 2 })),
+      'POST /api/keys/10/submit/': () => {
+        submits += 1;
+        return json(200, makeState({ status: 'submitted', version: 2 }));
+      },
       'GET /api/next-key/?assignment=3': () => json(200, { key_id: 11, assignment_id: 3 }),
     });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
+    await user.keyboard('{Control>}{Enter}{/Control}');
+    const ask = screen.getByRole('dialog', { name: 'Submit without patterns?' });
+    expect(screen.getByRole('button', { name: 'Keep working' })).toHaveFocus();
+    await user.keyboard('{Enter}');
+    expect(ask).not.toBeInTheDocument();
+    expect(screen.getByTestId('prefix-list')).toHaveFocus();
+    expect(submits).toBe(0);
+
+    await user.keyboard('{Control>}{Enter}{/Control}');
     await act(async () => {
-      await user.keyboard('{Control>}{Enter}{/Control}');
+      await user.click(screen.getByRole('button', { name: 'Submit without patterns' }));
     });
     expect(await screen.findByRole('heading', { name: 'Layer 3 · key 43' })).toBeInTheDocument();
+    expect(submits).toBe(1);
+  });
+});
+
+describe('the keyboard', () => {
+  it('returns to the prefix list after a pattern is added, so the next j x selects', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'POST /api/keys/10/patterns/': (init) => {
+        const body = JSON.parse(String(init?.body));
+        return json(201, withPattern(makeState(), { description: body.description, client_id: body.client_id }));
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('xjxjx1dnumbers{Enter}');
+    expect(screen.getByTestId('prefix-list')).toHaveFocus();
+    await user.keyboard('jx');
+    expect(screen.getByLabelText('Pattern description')).toHaveValue('');
+    expect(selectedRanks()).toEqual([4]);
+  });
+
+  it('acts only inside the workspace', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    screen.getByRole('button', { name: 'Sign out' }).focus();
+    await user.keyboard('xjx?');
+    expect(selectedRanks()).toEqual([]);
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+  });
+
+  it('lets single-key shortcuts be turned off, and remembers it', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.click(screen.getByRole('checkbox', { name: 'Single-key shortcuts' }));
+    screen.getByTestId('prefix-list').focus();
+    await user.keyboard('xj?');
+    expect(selectedRanks()).toEqual([]);
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+    // The list's own keys still work.
+    await user.keyboard('{ArrowDown} ');
+    expect(selectedRanks()).toEqual([2]);
+
+    cleanup();
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    expect(screen.getByRole('checkbox', { name: 'Single-key shortcuts' })).not.toBeChecked();
+    await waitFor(() => expect(selectedRanks()).toEqual([2])); // the draft came back too
+    await user.keyboard('jx');
+    expect(selectedRanks()).toEqual([2]);
+  });
+
+  it('lists every key it handles in a help dialog that keeps focus inside', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('?');
+    const help = screen.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    expect(help.tagName).toBe('DIALOG');
+    const keys = within(help).getAllByText((_, element) => element?.tagName === 'KBD').map((kbd) => kbd.textContent);
+    expect(keys).toEqual(
+      expect.arrayContaining(['j', '↓', 'J', 'Shift + ↓', 'K', 'g', 'Home', 'G', 'End', 'Space', 'x', '/', 'd', 'Ctrl + Enter', '?']),
+    );
+    const close = within(help).getByRole('button', { name: 'Close' });
+    expect(close).toHaveFocus();
+    await user.tab();
+    expect(close).toHaveFocus();
+    await user.keyboard('jx'); // the workspace's keys stay out of the dialog
+    expect(selectedRanks()).toEqual([]);
+    await user.keyboard('{Escape}');
+    expect(help).not.toBeInTheDocument();
+    expect(screen.getByTestId('prefix-list')).toHaveFocus();
+  });
+});
+
+function storedWrites() {
+  return Object.entries(window.localStorage)
+    .filter(([key]) => key.startsWith('ffkv.writes.1.'))
+    .flatMap(([, value]) => JSON.parse(value).writes as { op: { type: string; note?: string } }[]);
+}
+
+function leavePage(): Event {
+  const event = new Event('beforeunload', { cancelable: true });
+  window.dispatchEvent(event);
+  return event;
+}
+
+describe('nothing typed is lost', () => {
+  it('keeps the note being typed and the half-built pattern across a reload', async () => {
+    // A fake clock: the note's autosave delay never passes, as when the page is reloaded at once.
+    useFakeClock();
+    window.sessionStorage.setItem('ffkv.tab', 'tab-1');
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await until(() => rows());
+
+    fireEvent.click(rows()[1]!);
+    fireEvent.click(rows()[2]!);
+    fireEvent.change(screen.getByLabelText('Pattern description'), { target: { value: 'half a patt' } });
+    fireEvent.click(screen.getByRole('radio', { name: /^2/ }));
+    fireEvent.change(screen.getByRole('textbox', { name: /^Note/ }), { target: { value: 'half a thought' } });
+
+    // Stored at once: a reload does not run the page's clean-up, so it cannot be relied on.
+    expect(storedWrites().map((write) => write.op)).toEqual([{ type: 'note', note: 'half a thought' }]);
+    expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saving…');
+    expect(leavePage().defaultPrevented).toBe(true);
+
+    cleanup(); // the reload
+    renderApp({ path: PATH, user: alice });
+    await until(() => rows());
+    expect(screen.getByRole('textbox', { name: /^Note/ })).toHaveValue('half a thought');
+    expect(selectedRanks()).toEqual([2, 3]);
+    expect(screen.getByLabelText('Pattern description')).toHaveValue('half a patt');
+    expect(screen.getByRole('radio', { name: /^2/ })).toBeChecked();
+  });
+
+  it('saves the note through the queue after a pause, and says so beside the note', async () => {
+    useFakeClock();
+    let saved: unknown = null;
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'PUT /api/keys/10/annotation/': (init) => {
+        saved = JSON.parse(String(init?.body));
+        return json(200, makeState({ version: 2, note: 'a thought' }));
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await until(() => rows());
+    expect(leavePage().defaultPrevented).toBe(false);
+    expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saved');
+    fireEvent.change(screen.getByRole('textbox', { name: /^Note/ }), { target: { value: 'a thought' } });
+    await advance(799);
+    expect(saved).toBeNull();
+    expect(screen.getByRole('textbox', { name: /^Note/ })).toHaveAccessibleDescription('Saving…');
+    await advance(1);
+    await until(() => expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saved'));
+    expect(saved).toMatchObject({ note: 'a thought', version: 1 });
+    expect(leavePage().defaultPrevented).toBe(false);
+  });
+
+  it('forgets the draft once its pattern is added', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey()),
+      'POST /api/keys/10/patterns/': () => json(201, withPattern(makeState(), {})),
+    });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.keyboard('xjxjx1dnumbers');
+    expect(window.localStorage.getItem('ffkv.draft.1.10')).toContain('numbers');
+    await user.keyboard('{Enter}');
+    expect(window.localStorage.getItem('ffkv.draft.1.10')).toBeNull();
+  });
+});
+
+describe('deleting a pattern', () => {
+  const two = withPattern(withPattern(makeState(), { description: 'first' }), {
+    description: 'second',
+    prefix_ranks: [4, 5, 6],
+  });
+
+  it('can be undone for a few seconds, and focus goes to Undo, not to the next Delete', async () => {
+    useFakeClock();
+    let deletes = 0;
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey({ annotation: two })),
+      'DELETE /api/keys/10/patterns/50/?version=3': () => {
+        deletes += 1;
+        return json(200, { ...two, version: 4, patterns: two.patterns.slice(1) });
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await until(() => screen.getByRole('button', { name: 'Delete P1' }));
+
+    fireEvent.click(screen.getByRole('button', { name: 'Delete P1' }));
+    expect(screen.getAllByTestId('pattern-item')).toHaveLength(1);
+    const undo = screen.getByRole('button', { name: 'Undo' });
+    expect(undo).toHaveFocus();
+    expect(screen.getByTestId('undo-delete')).toHaveTextContent('Deleted P1 “first”.');
+    await advance(4_999);
+    expect(deletes).toBe(0);
+
+    fireEvent.click(undo);
+    expect(screen.getAllByTestId('pattern-item').map((item) => item.textContent)).toEqual([
+      expect.stringContaining('first'),
+      expect.stringContaining('second'),
+    ]);
+    await advance(10_000);
+    expect(deletes).toBe(0);
+    expect(screen.getByTestId('save-state')).toHaveTextContent('Saved');
+  });
+
+  it('is sent once the offer ends, and focus rests on the list heading', async () => {
+    useFakeClock();
+    let deletes = 0;
+    mockApi({
+      'GET /api/keys/10/': () => json(200, makeKey({ annotation: two })),
+      'DELETE /api/keys/10/patterns/50/?version=3': () => {
+        deletes += 1;
+        return json(200, { ...two, version: 4, patterns: two.patterns.slice(1) });
+      },
+    });
+    renderApp({ path: PATH, user: alice });
+    await until(() => screen.getByRole('button', { name: 'Delete P1' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Delete P1' }));
+    expect(leavePage().defaultPrevented).toBe(true); // the delete waits in the queue
+    await advance(5_000);
+    await until(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Saved'));
+    expect(deletes).toBe(1);
+    expect(screen.queryByTestId('undo-delete')).not.toBeInTheDocument();
+    expect(screen.getByRole('heading', { name: '1 pattern' })).toHaveFocus();
+    expect(screen.getAllByTestId('pattern-item')).toHaveLength(1);
   });
 });
 

@@ -1,15 +1,20 @@
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { useCallback, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
+import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
 
-import { api, isApiError } from '../api/client';
+import { api } from '../api/client';
 import { useAuth } from '../auth/AuthContext';
 import { errorMessage } from '../api/errorMessage';
-import type { AnnotationState, KeyDetail, PatternKind } from '../api/types';
+import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
 import { KeyActivityNotice } from '../workspace/KeyActivityNotice';
+import { useComposerDraft } from '../workspace/composerDraft';
+import type { ShownDraft } from '../workspace/composerDraft';
+import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
+import { lookUpKey } from '../workspace/keymap';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
@@ -19,12 +24,14 @@ import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
 import { ValueTokens } from '../workspace/ValueTokens';
-import { placeOf, WorkspaceNotice } from '../workspace/WorkspaceNotice';
-import type { NoticePlace } from '../workspace/WorkspaceNotice';
+import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
+import { useCharacterKeys } from '../workspace/useCharacterKeys';
+import { useKeyDetail } from '../workspace/useKeyDetail';
+import { useNoteAutosave } from '../workspace/useNoteAutosave';
+import { useQueueNotices } from '../workspace/useQueueNotices';
+import { useUndoableDelete } from '../workspace/useUndoableDelete';
 import { newId } from '../workspace/writeQueue';
-import type { QueuedWrite, WriteQueue } from '../workspace/writeQueue';
-
-const NOTE_DELAY_MS = 800;
+import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
 
 export function KeyWorkspacePage() {
   const { keyId } = useParams();
@@ -38,19 +45,7 @@ export function KeyWorkspacePage() {
   if (user && !user.is_annotator) return <p className="alert">{t('home.notAnnotator')}</p>;
   if (!queue) return <Loading />;
   // A fresh workspace per key: nothing of one key's selection leaks into the next.
-  return <Workspace key={id} keyId={id} queue={queue} />;
-}
-
-type Load =
-  | { kind: 'loading' }
-  | { kind: 'failed'; message: string }
-  | { kind: 'ready'; detail: KeyDetail };
-
-interface Notice {
-  kind: 'conflict' | 'rejected';
-  text: string;
-  changes: string[];
-  place?: NoticePlace;
+  return <Workspace key={id} keyId={id} queue={queue} userId={user?.id ?? 0} />;
 }
 
 interface Composer {
@@ -69,7 +64,7 @@ function isTyping(target: EventTarget | null): boolean {
   );
 }
 
-function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
+function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue; userId: number }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const [params] = useSearchParams();
@@ -77,24 +72,21 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const assignmentId =
     Number.isInteger(assignmentParam) && assignmentParam > 0 ? assignmentParam : undefined;
 
-  const [load, setLoad] = useState<Load>({ kind: 'loading' });
-  const [server, setServer] = useState<AnnotationState | null>(null);
+  const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue);
   const snapshot = useQueueSnapshot(queue);
+  const note = useNoteAutosave(queue, keyId, load.kind === 'ready');
   const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
-  const [noteDraft, setNoteDraft] = useState<string | null>(null);
-  const [noteDirty, setNoteDirty] = useState(false);
   const [helpOpen, setHelpOpen] = useState(false);
-  const [notice, setNotice] = useState<Notice | null>(null);
+  const [confirmEmpty, setConfirmEmpty] = useState(false);
+  const [characterKeys, setCharacterKeys] = useCharacterKeys();
   const [advancing, setAdvancing] = useState(false);
   const [done, setDone] = useState(false);
-  const [loadRound, setLoadRound] = useState(0);
-  const loadAttempts = useRef(0);
+  const undoable = useUndoableDelete(queue, keyId);
+  const { deleted } = undoable;
 
   const listRef = useRef<HTMLDivElement>(null);
   const descriptionRef = useRef<HTMLInputElement>(null);
   const noteRef = useRef<HTMLTextAreaElement>(null);
-  const noteTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const noteValue = useRef<string | null>(null);
 
   const prefixes = useMemo(
     () => (load.kind === 'ready' ? load.detail.prefixes : []),
@@ -120,44 +112,26 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   );
   const notCovered = [...labels.values()].filter((label) => label === 'not-covered').length;
   const submitted = display?.status === 'submitted';
+  const noteSaving = pending.some((write) => write.op.type === 'note');
+  const noteStatus: SaveStatus =
+    !noteSaving ? 'saved' : snapshot.status === 'saved' ? 'saving' : snapshot.status;
 
-  // -- loading ---------------------------------------------------------------------
+  // -- the half-built pattern survives a reload ------------------------------------
 
-  const adopt = useCallback((state: AnnotationState) => {
-    setServer((known) => (known && known.version > state.version ? known : state));
-  }, []);
-
-  useEffect(() => {
-    let cancelled = false;
-    let retryTimer: ReturnType<typeof setTimeout> | null = null;
-    api.key(keyId).then(
-      (detail) => {
-        if (cancelled) return;
-        queue.observe(detail.annotation);
-        const state = queue.stateOf(keyId) ?? detail.annotation;
-        setServer(state);
-        const shown = applyPending(state, queue.pendingFor(keyId));
-        setNoteDraft(shown.note);
-        noteValue.current = shown.note;
-        loadAttempts.current = 0;
-        setLoad({ kind: 'ready', detail });
-      },
-      (error: unknown) => {
-        if (cancelled) return;
-        setLoad({ kind: 'failed', message: errorMessage(error, t) });
-        // No answer or a 5xx/503 (the database restarting, SQLite busy): try again by
-        // itself, backing off, as the write queue does (DESIGN §9).
-        if (isApiError(error) && (error.status === 0 || error.status >= 500)) {
-          const delay = Math.min(10_000, 1_000 * 2 ** loadAttempts.current++);
-          retryTimer = setTimeout(() => setLoadRound((round) => round + 1), delay);
-        }
-      },
-    );
-    return () => {
-      cancelled = true;
-      if (retryTimer) clearTimeout(retryTimer);
-    };
-  }, [keyId, queue, t, loadRound]);
+  const restoreDraft = useCallback(
+    (draft: ShownDraft) => {
+      setComposer({ description: draft.description, kind: draft.kind, editing: draft.editing });
+      dispatch({ type: 'set', ranks: draft.selected.filter((rank) => ranks.includes(rank)) });
+    },
+    [ranks],
+  );
+  useComposerDraft(
+    userId,
+    keyId,
+    display?.patterns ?? null,
+    { ...composer, selected: ranks.filter((rank) => selection.selected.has(rank)) },
+    restoreDraft,
+  );
 
   // -- the queue's news about this key ---------------------------------------------
 
@@ -173,70 +147,12 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     dispatch({ type: 'set', ranks: op.prefixRanks });
   }, []);
 
-  useEffect(
-    () =>
-      queue.onEvent((event) => {
-        if (event.keyId !== keyId) return;
-        if (event.type === 'applied') {
-          adopt(event.state);
-          return;
-        }
-        if (event.type === 'conflict') {
-          setServer(event.current);
-          const changes = describeChanges(event.previous, event.current, t);
-          if (event.dropped.length > 0) {
-            changes.push(t('conflict.dropped', { count: event.dropped.length }));
-            restoreComposer(event.dropped);
-          }
-          // Keep what the annotator is typing; otherwise show the server's note.
-          if (noteTimer.current === null && !queue.pendingFor(keyId).some((w) => w.op.type === 'note')) {
-            setNoteDraft(event.current.note);
-            noteValue.current = event.current.note;
-          }
-          setNotice({
-            kind: 'conflict',
-            text:
-              event.current.status === 'submitted'
-                ? t('conflict.submittedElsewhere')
-                : t('conflict.changedElsewhere'),
-            changes,
-            place: placeOf(event.dropped),
-          });
-          return;
-        }
-        setNotice({
-          kind: 'rejected',
-          text: t('conflict.rejected', { message: event.message || t('errors.network') }),
-          changes: [],
-          place: placeOf([event.write]),
-        });
-        restoreComposer([event.write]);
-      }),
-    [queue, keyId, adopt, restoreComposer, t],
-  );
-
-  // -- note autosave ---------------------------------------------------------------
-
-  const flushNote = useCallback(() => {
-    if (noteTimer.current) clearTimeout(noteTimer.current);
-    noteTimer.current = null;
-    setNoteDirty(false);
-    const value = noteValue.current;
-    if (value === null) return;
-    const state = queue.stateOf(keyId);
-    const shown = state ? applyPending(state, queue.pendingFor(keyId)) : null;
-    if (shown && shown.note !== value) queue.enqueue(keyId, { type: 'note', note: value });
-  }, [queue, keyId]);
-
-  useEffect(() => () => flushNote(), [flushNote]);
-
-  function changeNote(value: string) {
-    setNoteDraft(value);
-    noteValue.current = value;
-    setNoteDirty(true);
-    if (noteTimer.current) clearTimeout(noteTimer.current);
-    noteTimer.current = setTimeout(flushNote, NOTE_DELAY_MS);
-  }
+  const { notice, setNotice } = useQueueNotices(queue, keyId, {
+    adopt,
+    replace: setServer,
+    restore: restoreComposer,
+    serverNote: note.adoptServerNote,
+  });
 
   // -- patterns --------------------------------------------------------------------
 
@@ -269,6 +185,8 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     }
     setComposer(EMPTY_COMPOSER);
     dispatch({ type: 'clear' });
+    // Back to the prefixes: the next `j x` selects, it is not typed into the description.
+    listRef.current?.focus();
   }, [blockers.length, ranks, selection.selected, composer, queue, keyId]);
 
   function editPattern(pattern: DisplayPattern) {
@@ -278,10 +196,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   }
 
   function deletePattern(pattern: DisplayPattern) {
-    queue.enqueue(keyId, {
-      type: 'delete',
-      ref: { id: pattern.id, clientId: pattern.client_id },
-    });
+    undoable.remove(pattern);
     if (composer.editing?.id === pattern.id) setComposer(EMPTY_COMPOSER);
   }
 
@@ -292,10 +207,13 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
 
   // -- submit and move on ----------------------------------------------------------
 
+  const flushNote = note.flush;
+
   const submitAndNext = useCallback(async () => {
     if (advancing || load.kind !== 'ready') return;
-    flushNote();
     setAdvancing(true);
+    // Whatever is held back (the note, a delete that could still be undone) goes now.
+    queue.release(keyId);
     if (!submitted) queue.enqueue(keyId, { type: 'submit' });
     await queue.whenSettled(keyId);
     try {
@@ -310,7 +228,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [], place: 'submit' });
       setAdvancing(false);
     }
-  }, [advancing, load.kind, flushNote, submitted, queue, keyId, assignmentId, navigate, t]);
+  }, [advancing, load.kind, submitted, queue, keyId, assignmentId, navigate, t, setNotice]);
 
   function reopen() {
     queue.enqueue(keyId, { type: 'reopen' });
@@ -318,93 +236,83 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
 
   // -- the keyboard ----------------------------------------------------------------
 
-  useEffect(() => {
-    function onKey(event: KeyboardEvent) {
-      if (helpOpen) {
-        if (event.key === 'Escape' || event.key === '?') {
-          event.preventDefault();
-          setHelpOpen(false);
-        }
-        return;
-      }
-      if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') {
-        event.preventDefault();
-        void submitAndNext();
-        return;
-      }
-      if (isTyping(event.target)) {
-        if (event.key === 'Escape') {
-          event.preventDefault();
-          if (event.target === noteRef.current) flushNote();
-          listRef.current?.focus();
-        }
-        return;
-      }
-      if (event.ctrlKey || event.metaKey || event.altKey) return;
-      const onControl =
-        event.target instanceof HTMLElement && !!event.target.closest('button, a, summary');
-      if (onControl && (event.key === ' ' || event.key === 'Enter')) return;
+  // Ctrl+Enter on a key with no pattern asks first: a slip would submit an empty key.
+  function requestSubmit() {
+    if (!submitted && (display?.patterns.length ?? 0) === 0) setConfirmEmpty(true);
+    else void submitAndNext();
+  }
 
-      const last = ranks.length - 1;
-      let handled = true;
-      switch (event.key) {
-        case 'j':
-        case 'ArrowDown':
-          dispatch({ type: 'move', delta: 1, extend: event.shiftKey });
-          break;
-        case 'J':
-          dispatch({ type: 'move', delta: 1, extend: true });
-          break;
-        case 'k':
-        case 'ArrowUp':
-          dispatch({ type: 'move', delta: -1, extend: event.shiftKey });
-          break;
-        case 'K':
-          dispatch({ type: 'move', delta: -1, extend: true });
-          break;
-        case 'Home':
-        case 'g':
-          dispatch({ type: 'moveTo', index: 0 });
-          break;
-        case 'End':
-        case 'G':
-          dispatch({ type: 'moveTo', index: last });
-          break;
-        case ' ':
-        case 'x':
-          if (!submitted) dispatch({ type: 'toggle' });
-          break;
-        case '1':
-        case '2':
-        case '3':
-          setComposer((current) => ({ ...current, kind: KINDS[Number(event.key) - 1] ?? null }));
-          break;
-        case 'd':
-        case '/':
-          descriptionRef.current?.focus();
-          break;
-        case 'n':
-          noteRef.current?.focus();
-          break;
-        case 'a':
-        case 'Enter':
-          addPattern();
-          break;
-        case 'Escape':
-          if (composer.editing) cancelEdit();
-          else dispatch({ type: 'clear' });
-          break;
-        case '?':
-          setHelpOpen(true);
-          break;
-        default:
-          handled = false;
-      }
-      if (handled) event.preventDefault();
+  // Keys count only inside the workspace (the page's header and menus keep theirs),
+  // and are looked up in the keymap that the help lists.
+  function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
+    const target = event.target as HTMLElement;
+    const found = lookUpKey(event, characterKeys);
+    if (found?.action === 'submit') {
+      event.preventDefault();
+      requestSubmit();
+      return;
     }
-    document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
-  });
+    if (isTyping(target)) {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        if (target === noteRef.current) flushNote();
+        listRef.current?.focus();
+      }
+      return;
+    }
+    const onControl = !!target.closest('button, a, summary');
+    if (!found || (onControl && (event.key === ' ' || event.key === 'Enter'))) return;
+    event.preventDefault();
+    switch (found.action) {
+      case 'down':
+      case 'up':
+        dispatch({ type: 'move', delta: found.action === 'down' ? 1 : -1, extend: false });
+        break;
+      case 'extendDown':
+      case 'extendUp':
+        dispatch({ type: 'move', delta: found.action === 'extendDown' ? 1 : -1, extend: true });
+        break;
+      case 'first':
+        dispatch({ type: 'moveTo', index: 0 });
+        break;
+      case 'last':
+        dispatch({ type: 'moveTo', index: ranks.length - 1 });
+        break;
+      case 'toggle':
+        if (!submitted) dispatch({ type: 'toggle' });
+        break;
+      case 'kind': {
+        const kind = KINDS[Number(found.binding.key) - 1] ?? null;
+        setComposer((current) => ({ ...current, kind }));
+        break;
+      }
+      case 'describe':
+        descriptionRef.current?.focus();
+        break;
+      case 'note':
+        noteRef.current?.focus();
+        break;
+      case 'add':
+        addPattern();
+        break;
+      case 'clear':
+        if (composer.editing) cancelEdit();
+        else dispatch({ type: 'clear' });
+        break;
+      case 'help':
+        setHelpOpen(true);
+        break;
+    }
+  }
+
+  // Focus starts in the prefix list, where the keys act (unless the user is elsewhere);
+  // before paint, so that a key pressed as soon as the list shows is not lost.
+  const ready = load.kind === 'ready';
+  useLayoutEffect(() => {
+    if (ready && (!document.activeElement || document.activeElement === document.body)) {
+      listRef.current?.focus();
+    }
+  }, [ready]);
 
   // -- render ----------------------------------------------------------------------
 
@@ -418,10 +326,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         <div className="composer-actions">
           <button
             type="button"
-            onClick={() => {
-              setLoad({ kind: 'loading' });
-              setLoadRound((round) => round + 1);
-            }}
+            onClick={retry}
           >
             {t('home.retry')}
           </button>
@@ -444,7 +349,13 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   }
 
   return (
-    <section className="workspace" aria-labelledby="workspace-heading">
+    <section
+      className="workspace"
+      aria-labelledby="workspace-heading"
+      // Clicks on its text keep focus (and so the keys) inside the workspace.
+      tabIndex={-1}
+      onKeyDown={onKeyDown}
+    >
       <div className="workspace-header">
         <div>
           <Link to={backTo} className="back-link">
@@ -465,13 +376,20 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           </p>
         </div>
         <div className="workspace-tools">
-          <SaveState
-            status={snapshot.status}
-            message={snapshot.message}
-            dirty={noteDirty}
-            onRetry={queue.retryNow}
-          />
-          <button type="button" onClick={() => setHelpOpen(true)} aria-keyshortcuts="?">
+          <SaveState status={snapshot.status} message={snapshot.message} onRetry={queue.retryNow} />
+          <label className="character-keys">
+            <input
+              type="checkbox"
+              checked={characterKeys}
+              onChange={(event) => setCharacterKeys(event.target.checked)}
+            />{' '}
+            {t('help.characterKeys')}
+          </label>
+          <button
+            type="button"
+            onClick={() => setHelpOpen(true)}
+            aria-keyshortcuts={characterKeys ? '?' : undefined}
+          >
             {t('help.open')}
           </button>
         </div>
@@ -513,20 +431,38 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             onEdit={editPattern}
             onDelete={deletePattern}
             onShow={(pattern) => dispatch({ type: 'set', ranks: pattern.prefix_ranks })}
+            deleted={
+              deleted && {
+                id: deleted.write.id,
+                name: t('workspace.patternNumber', { number: deleted.pattern.number }),
+                description: deleted.pattern.description,
+                onUndo: undoable.undo,
+              }
+            }
           />
           <WorkspaceNotice notice={notice} at="patterns" onDismiss={() => setNotice(null)} />
           <section className="card">
-            <label htmlFor="annotation-note" className="note-label">
-              {t('workspace.note')}
-            </label>
+            <div className="note-heading">
+              <label htmlFor="annotation-note" className="note-label">
+                {t('workspace.note')}
+              </label>
+              <SaveState
+                status={noteStatus}
+                message={snapshot.message}
+                live={false}
+                id="annotation-note-state"
+                testId="note-save-state"
+              />
+            </div>
             <textarea
               id="annotation-note"
+              aria-describedby="annotation-note-state"
               ref={noteRef}
-              value={noteDraft ?? ''}
+              value={note.draft ?? ''}
               readOnly={submitted}
               maxLength={20000}
               rows={3}
-              onChange={(event) => changeNote(event.target.value)}
+              onChange={(event) => note.change(event.target.value)}
               onBlur={flushNote}
             />
             <WorkspaceNotice notice={notice} at="note" onDismiss={() => setNotice(null)} />
@@ -568,38 +504,18 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           </section>
         </aside>
       </div>
-      {helpOpen && <KeyboardHelp onClose={() => setHelpOpen(false)} />}
+      {helpOpen && (
+        <KeyboardHelp onClose={() => setHelpOpen(false)} characterKeys={characterKeys} />
+      )}
+      {confirmEmpty && (
+        <ConfirmEmptySubmit
+          onCancel={() => setConfirmEmpty(false)}
+          onSubmit={() => {
+            setConfirmEmpty(false);
+            void submitAndNext();
+          }}
+        />
+      )}
     </section>
   );
-}
-
-/** What another tab (or person) changed, in words: pattern descriptions added or removed, the note, the status. */
-function describeChanges(
-  previous: AnnotationState | undefined,
-  current: AnnotationState,
-  t: ReturnType<typeof useTranslation>['t'],
-): string[] {
-  if (!previous) return [];
-  const changes: string[] = [];
-  const before = new Map(previous.patterns.map((pattern) => [pattern.id, pattern]));
-  const after = new Map(current.patterns.map((pattern) => [pattern.id, pattern]));
-  for (const [id, pattern] of after) {
-    const old = before.get(id);
-    if (!old) changes.push(t('conflict.added', { description: pattern.description }));
-    else if (
-      old.description !== pattern.description ||
-      old.kind !== pattern.kind ||
-      old.prefix_ranks.join() !== pattern.prefix_ranks.join()
-    ) {
-      changes.push(t('conflict.changed', { description: pattern.description }));
-    }
-  }
-  for (const [id, pattern] of before) {
-    if (!after.has(id)) changes.push(t('conflict.removed', { description: pattern.description }));
-  }
-  if (previous.note !== current.note) changes.push(t('conflict.note'));
-  if (previous.status !== current.status) {
-    changes.push(t('conflict.status', { status: t(`status.${current.status}`) }));
-  }
-  return changes;
 }

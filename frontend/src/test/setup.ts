@@ -8,6 +8,20 @@ import i18n, { initI18n } from '../i18n';
 
 initI18n('en');
 
+// jsdom has no modal dialogs (HTMLDialogElement has `open` but no showModal/close):
+// these two set and clear `open` as a browser does. What a modal really does (the
+// inert page, focus kept inside) is tested in Chromium (tests/e2e/test_workspace.py).
+if (typeof HTMLDialogElement !== 'undefined' && !HTMLDialogElement.prototype.showModal) {
+  HTMLDialogElement.prototype.showModal = function showModal(this: HTMLDialogElement) {
+    this.setAttribute('open', '');
+  };
+  HTMLDialogElement.prototype.close = function close(this: HTMLDialogElement) {
+    if (!this.hasAttribute('open')) return;
+    this.removeAttribute('open');
+    this.dispatchEvent(new Event('close'));
+  };
+}
+
 // A busy machine is slow, not wrong: every wait is for a condition, and its deadline
 // is generous (Testing Library's default of 1 s failed on a loaded 2-core machine).
 configure({ asyncUtilTimeout: 5_000 });

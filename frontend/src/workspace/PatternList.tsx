@@ -1,6 +1,16 @@
+import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import type { DisplayPattern } from './labels';
+
+/** A pattern just deleted, whose delete can still be taken back. */
+export interface DeletedPattern {
+  /** Changes with every delete, so that each one moves focus to its Undo. */
+  id: string;
+  name: string;
+  description: string;
+  onUndo: () => void;
+}
 
 interface PatternListProps {
   patterns: readonly DisplayPattern[];
@@ -8,13 +18,54 @@ interface PatternListProps {
   onEdit: (pattern: DisplayPattern) => void;
   onDelete: (pattern: DisplayPattern) => void;
   onShow: (pattern: DisplayPattern) => void;
+  deleted?: DeletedPattern | null;
 }
 
-export function PatternList({ patterns, readOnly, onEdit, onDelete, onShow }: PatternListProps) {
+export function PatternList({
+  patterns,
+  readOnly,
+  onEdit,
+  onDelete,
+  onShow,
+  deleted = null,
+}: PatternListProps) {
   const { t } = useTranslation();
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const undoRef = useRef<HTMLButtonElement>(null);
+  const deletedId = deleted?.id ?? null;
+  const offered = useRef(false);
+
+  // After a delete, focus goes to its Undo (a second Enter takes it back instead of
+  // deleting the next pattern); when the offer ends, to the list's heading, if focus
+  // was lost with the button.
+  useEffect(() => {
+    if (deletedId !== null) {
+      offered.current = true;
+      undoRef.current?.focus();
+      return;
+    }
+    if (!offered.current) return;
+    offered.current = false;
+    if (!document.activeElement || document.activeElement === document.body) {
+      headingRef.current?.focus();
+    }
+  }, [deletedId]);
+
   return (
     <section className="patterns card" aria-labelledby="patterns-heading">
-      <h2 id="patterns-heading">{t('patterns.heading', { count: patterns.length })}</h2>
+      <h2 id="patterns-heading" ref={headingRef} tabIndex={-1}>
+        {t('patterns.heading', { count: patterns.length })}
+      </h2>
+      <div role="status" className="undo-status">
+        {deleted && (
+          <p className="notice undo-delete" data-testid="undo-delete">
+            {t('patterns.deleted', { name: deleted.name, description: deleted.description })}{' '}
+            <button ref={undoRef} type="button" className="link-button" onClick={deleted.onUndo}>
+              {t('patterns.undo')}
+            </button>
+          </p>
+        )}
+      </div>
       {patterns.length === 0 ? (
         <p className="muted">{t('patterns.empty')}</p>
       ) : (

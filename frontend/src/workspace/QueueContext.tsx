@@ -28,7 +28,18 @@ export function QueueProvider({ children }: { children: ReactNode }) {
     const created = new WriteQueue({ namespace: queueNamespace(userId) });
     created.start();
     setQueue(created);
-    return () => created.stop();
+    // Writes still waiting are stored and would be sent by the next page, but the
+    // annotator is asked first: the server does not have them yet.
+    const onBeforeUnload = (event: BeforeUnloadEvent) => {
+      if (created.getSnapshot().writes.length === 0) return;
+      event.preventDefault();
+      event.returnValue = true; // browsers before the preventDefault() convention
+    };
+    window.addEventListener('beforeunload', onBeforeUnload);
+    return () => {
+      window.removeEventListener('beforeunload', onBeforeUnload);
+      created.stop();
+    };
   }, [userId]);
 
   return <QueueContext.Provider value={queue}>{children}</QueueContext.Provider>;

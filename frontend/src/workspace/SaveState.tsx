@@ -5,20 +5,29 @@ import type { SaveStatus } from './writeQueue';
 interface SaveStateProps {
   status: SaveStatus;
   message: string;
-  /** Typed but not handed to the queue yet (the note's autosave delay). */
-  dirty: boolean;
-  onRetry: () => void;
+  /** Offers "Retry now" while offline or refused. */
+  onRetry?: () => void;
+  /** The page's save state is announced; a local copy (beside the note) is not, twice. */
+  live?: boolean;
+  id?: string;
+  testId?: string;
 }
 
-export function SaveState({ status, message, dirty, onRetry }: SaveStateProps) {
+export function SaveState({
+  status,
+  message,
+  onRetry,
+  live = true,
+  id,
+  testId = 'save-state',
+}: SaveStateProps) {
   const { t } = useTranslation();
-  const shown = status === 'saved' && dirty ? 'saving' : status;
   return (
-    <div className={`save-state save-${shown}`}>
-      <span role="status" data-testid="save-state" data-state={shown}>
-        {shown === 'error' ? t('save.error', { message }) : t(`save.${shown}`)}
+    <div className={`save-state save-${status}`}>
+      <span id={id} role={live ? 'status' : undefined} data-testid={testId} data-state={status}>
+        {status === 'error' ? t('save.error', { message }) : t(`save.${status}`)}
       </span>
-      {(shown === 'offline' || shown === 'error') && (
+      {onRetry && (status === 'offline' || status === 'error') && (
         <button type="button" className="link-button" onClick={onRetry}>
           {t('save.retryNow')}
         </button>

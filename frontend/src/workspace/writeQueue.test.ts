@@ -254,4 +254,51 @@ describe('the write queue', () => {
     await queue.whenSettled(10);
     expect(server.states.get(10)!.note).toBe('abc');
   });
+
+  it('stores a held note at once and sends it only when its moment comes', async () => {
+    const queue = makeQueue();
+    queue.start();
+    queue.enqueue(10, { type: 'note', note: 'half a th' }, { holdMs: 800 });
+    // A reload now would replay it: it is in storage before anything is sent.
+    expect(makeQueue().getSnapshot().writes.map((w) => w.op)).toEqual([{ type: 'note', note: 'half a th' }]);
+    queue.enqueue(10, { type: 'note', note: 'half a thought' }, { holdMs: 800 });
+    await vi.advanceTimersByTimeAsync(799);
+    expect(server.sent).toEqual([]);
+    expect(queue.getSnapshot().status).toBe('saving');
+    await vi.advanceTimersByTimeAsync(1);
+    await queue.whenSettled(10);
+    expect(server.sent.map((s) => s.op)).toEqual(['note']);
+    expect(server.states.get(10)!.note).toBe('half a thought');
+    expect(queue.getSnapshot().status).toBe('saved');
+  });
+
+  it('lets other writes go ahead of a held one, and a submit release it first', async () => {
+    const queue = makeQueue();
+    queue.start();
+    queue.enqueue(10, { type: 'note', note: 'later' }, { holdMs: 5_000 });
+    queue.enqueue(10, create('now'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(server.sent.map((s) => s.op)).toEqual(['create']);
+    queue.enqueue(10, { type: 'submit' });
+    await queue.whenSettled(10);
+    expect(server.sent.map((s) => s.op)).toEqual(['create', 'note', 'submit']);
+    expect(server.states.get(10)).toMatchObject({ note: 'later', status: 'submitted' });
+  });
+
+  it('takes back a held write that has not left, and never one already sent', async () => {
+    const queue = makeQueue();
+    queue.start();
+    const held = queue.enqueue(10, create('undone'), { holdMs: 5_000 });
+    expect(queue.cancel(held.id)).toBe(true);
+    expect(queue.getSnapshot()).toMatchObject({ status: 'saved', writes: [] });
+    expect(makeQueue().getSnapshot().writes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(server.sent).toEqual([]);
+
+    const sent = queue.enqueue(10, create('kept'), { holdMs: 5_000 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    await queue.whenSettled(10);
+    expect(queue.cancel(sent.id)).toBe(false);
+    expect(server.states.get(10)!.patterns.map((p) => p.description)).toEqual(['kept']);
+  });
 });

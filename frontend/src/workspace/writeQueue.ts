@@ -16,12 +16,19 @@
 //   (the key was submitted elsewhere, the pattern was deleted elsewhere) are dropped
 //   and handed back to the screen, which puts their text back where it can.
 // - 400 (a rule refused) drops the write and hands back the server's message.
+// - A write may be held back for a moment (the note while the annotator types, a
+//   delete while it can still be undone): it is stored at once, like any other, but
+//   sent only when its time comes. Other writes go ahead of it, since they do not
+//   depend on it; a submit or reopen releases the key's held writes and goes after
+//   them. A held write that has not left can be cancelled.
 //
-// Each tab has its own queue in storage (its id lives in sessionStorage, which
-// survives a reload of that tab); a queue whose tab stopped beating is adopted by the
-// next tab that starts, so work left in a closed tab is still sent.
+// Storage, one entry per tab and the adoption of closed tabs' writes, is
+// queueStorage.ts.
 import { api, isApiError } from '../api/client';
 import type { AnnotationState, PatternKind } from '../api/types';
+import { newId, QueueStorage } from './queueStorage';
+
+export { newId } from './queueStorage';
 
 export interface PatternRef {
   /** The server's id, when the pattern had one when the write was made. */
@@ -52,6 +59,8 @@ export interface QueuedWrite {
   id: string;
   keyId: number;
   op: WriteOp;
+  /** Held back until this time (ms since the epoch, so that it survives a reload). */
+  sendAfter?: number;
 }
 
 export type SaveStatus = 'saved' | 'saving' | 'offline' | 'error';
@@ -131,18 +140,6 @@ export const apiTransport: Transport = {
   },
 };
 
-export function newId(): string {
-  if (typeof crypto !== 'undefined' && typeof crypto.randomUUID === 'function') {
-    return crypto.randomUUID();
-  }
-  // RFC 4122 v4 from getRandomValues (randomUUID needs a secure context).
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-  const hex = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
 function isRetryable(status: number): boolean {
   return status === 0 || status === 408 || status === 429 || status >= 500;
 }
@@ -159,11 +156,6 @@ function isAnnotationState(value: unknown): value is AnnotationState {
 /** A write that only makes sense on a draft (everything but submit and reopen). */
 function needsDraft(write: QueuedWrite): boolean {
   return write.op.type !== 'submit' && write.op.type !== 'reopen';
-}
-
-interface Stored {
-  writes: QueuedWrite[];
-  beat: number;
 }
 
 export interface WriteQueueOptions {
@@ -190,29 +182,31 @@ export class WriteQueue {
   private snapshot: QueueSnapshot = { status: 'saved', writes: [], message: '' };
   private running = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private holdTimer: ReturnType<typeof setTimeout> | null = null;
+  private inFlight: string | null = null;
   private beatTimer: ReturnType<typeof setInterval> | null = null;
   private failures = 0;
   private rebases = new Map<string, number>();
   private stopped = false;
   private readonly transport: Transport;
-  private readonly storage: Storage | null;
-  private readonly storageKey: string;
+  private readonly store: QueueStorage;
   private readonly baseDelay: number;
   private readonly maxDelay: number;
-  private readonly orphanAfter: number;
   private readonly now: () => number;
-  private readonly namespace: string;
 
   constructor(options: WriteQueueOptions) {
-    this.namespace = options.namespace;
     this.transport = options.transport ?? apiTransport;
-    this.storage = options.storage ?? safeLocalStorage();
     this.baseDelay = options.baseDelayMs ?? 1_000;
     this.maxDelay = options.maxDelayMs ?? 30_000;
-    this.orphanAfter = options.orphanAfterMs ?? 3 * BEAT_MS;
     this.now = options.now ?? Date.now;
-    this.storageKey = `${this.namespace}.${tabId(options.tabStorage ?? safeSessionStorage())}`;
-    this.writes = this.load();
+    this.store = new QueueStorage({
+      namespace: options.namespace,
+      storage: options.storage,
+      tabStorage: options.tabStorage,
+      orphanAfterMs: options.orphanAfterMs ?? 3 * BEAT_MS,
+      now: this.now,
+    });
+    this.writes = this.store.load();
     this.publish();
   }
 
@@ -228,8 +222,10 @@ export class WriteQueue {
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.holdTimer) clearTimeout(this.holdTimer);
     if (this.beatTimer) clearInterval(this.beatTimer);
     this.timer = null;
+    this.holdTimer = null;
     this.beatTimer = null;
     if (typeof window !== 'undefined') window.removeEventListener('online', this.retryNow);
   }
@@ -278,25 +274,59 @@ export class WriteQueue {
     if (!known || state.version >= known.version) this.states.set(state.key_id, state);
   }
 
-  enqueue(keyId: number, op: WriteOp): QueuedWrite {
+  /**
+   * Queue a write (stored at once). With `holdMs`, it waits that long before it is sent;
+   * a note save replaces the key's note save that has not left yet.
+   */
+  enqueue(keyId: number, op: WriteOp, options: { holdMs?: number } = {}): QueuedWrite {
+    const sendAfter = options.holdMs ? this.now() + options.holdMs : undefined;
+    if (op.type === 'submit' || op.type === 'reopen') this.unhold(keyId, () => true);
     if (op.type === 'note') {
       // Only the latest text matters: replace a note save that has not left yet.
       const waiting = this.writes.findIndex(
-        (write, index) =>
-          write.keyId === keyId && write.op.type === 'note' && !(this.running && index === 0),
+        (write) => write.keyId === keyId && write.op.type === 'note' && write.id !== this.inFlight,
       );
       if (waiting >= 0) {
-        const replaced = { ...this.writes[waiting]!, op };
+        const replaced: QueuedWrite = { id: this.writes[waiting]!.id, keyId, op, sendAfter };
         this.writes = this.writes.map((write, index) => (index === waiting ? replaced : write));
         this.changed();
+        void this.run();
         return replaced;
       }
     }
-    const write: QueuedWrite = { id: newId(), keyId, op };
+    const write: QueuedWrite = { id: newId(), keyId, op, sendAfter };
     this.writes = [...this.writes, write];
     this.changed();
     void this.run();
     return write;
+  }
+
+  /** Send this key's held writes (of one type, if given) now. */
+  release(keyId: number, type?: WriteOp['type']): void {
+    if (this.unhold(keyId, (write) => type === undefined || write.op.type === type)) {
+      this.changed();
+      void this.run();
+    }
+  }
+
+  /** Take back a write that has not left yet; false if it has (or is on its way). */
+  cancel(writeId: string): boolean {
+    if (writeId === this.inFlight || !this.writes.some((write) => write.id === writeId)) {
+      return false;
+    }
+    this.remove([writeId]);
+    if (this.writes.length === 0) this.setStatus('saved', '');
+    return true;
+  }
+
+  private unhold(keyId: number, which: (write: QueuedWrite) => boolean): boolean {
+    let changed = false;
+    this.writes = this.writes.map((write) => {
+      if (write.keyId !== keyId || write.sendAfter === undefined || !which(write)) return write;
+      changed = true;
+      return { id: write.id, keyId: write.keyId, op: write.op };
+    });
+    return changed;
   }
 
   retryNow = (): void => {
@@ -310,9 +340,15 @@ export class WriteQueue {
   private async run(): Promise<void> {
     if (this.running || this.stopped || this.timer) return;
     this.running = true;
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
     try {
-      while (!this.stopped && this.writes.length > 0) {
-        const write = this.writes[0]!;
+      for (;;) {
+        if (this.stopped) return;
+        const now = this.now();
+        const write = this.writes.find((each) => !(each.sendAfter! > now));
+        if (!write) break;
+        this.inFlight = write.id;
         this.setStatus('saving', '');
         try {
           let state = this.states.get(write.keyId);
@@ -329,12 +365,28 @@ export class WriteQueue {
           this.emit({ type: 'applied', keyId: write.keyId, state: result, write });
         } catch (error) {
           if (!this.handleFailure(write, error)) return;
+        } finally {
+          this.inFlight = null;
         }
       }
-      this.setStatus('saved', '');
+      this.setStatus(this.writes.length > 0 ? 'saving' : 'saved', '');
+      this.holdUntilDue();
     } finally {
       this.running = false;
     }
+  }
+
+  /** Wake up when the first held write is due. */
+  private holdUntilDue(): void {
+    const due = Math.min(...this.writes.map((write) => write.sendAfter ?? Infinity));
+    if (!Number.isFinite(due)) return;
+    this.holdTimer = setTimeout(
+      () => {
+        this.holdTimer = null;
+        void this.run();
+      },
+      Math.max(0, due - this.now()),
+    );
   }
 
   /** True to go on with the next write, false to stop until the retry timer. */
@@ -415,82 +467,6 @@ export class WriteQueue {
   }
 
   private persist(): void {
-    if (!this.storage) return;
-    try {
-      const stored: Stored = { writes: this.writes, beat: this.now() };
-      this.storage.setItem(this.storageKey, JSON.stringify(stored));
-    } catch {
-      // Storage full or disabled: the writes still live in memory and are sent.
-    }
-  }
-
-  /** This tab's stored writes, plus those of tabs that stopped beating. */
-  private load(): QueuedWrite[] {
-    if (!this.storage) return [];
-    const own = readStored(this.storage, this.storageKey)?.writes ?? [];
-    const adopted: QueuedWrite[] = [];
-    const prefix = `${this.namespace}.`;
-    for (let i = this.storage.length - 1; i >= 0; i--) {
-      const key = this.storage.key(i);
-      if (!key || key === this.storageKey || !key.startsWith(prefix)) continue;
-      const stored = readStored(this.storage, key);
-      if (stored && this.now() - stored.beat < this.orphanAfter) continue; // alive
-      adopted.push(...(stored?.writes ?? []));
-      this.storage.removeItem(key);
-    }
-    const seen = new Set(own.map((write) => write.id));
-    return [...own, ...adopted.filter((write) => !seen.has(write.id))];
-  }
-}
-
-function readStored(storage: Storage, key: string): Stored | null {
-  try {
-    const value: unknown = JSON.parse(storage.getItem(key) ?? 'null');
-    if (value && typeof value === 'object' && Array.isArray((value as Stored).writes)) {
-      const stored = value as Stored;
-      return {
-        beat: typeof stored.beat === 'number' ? stored.beat : 0,
-        writes: stored.writes.filter(
-          (write) =>
-            write &&
-            typeof write.id === 'string' &&
-            typeof write.keyId === 'number' &&
-            typeof write.op?.type === 'string',
-        ),
-      };
-    }
-  } catch {
-    // unreadable: nothing to replay
-  }
-  return null;
-}
-
-const TAB_KEY = 'ffkv.tab';
-
-function tabId(storage: Storage | null): string {
-  try {
-    const existing = storage?.getItem(TAB_KEY);
-    if (existing) return existing;
-    const id = newId();
-    storage?.setItem(TAB_KEY, id);
-    return id;
-  } catch {
-    return newId();
-  }
-}
-
-function safeLocalStorage(): Storage | null {
-  try {
-    return window.localStorage;
-  } catch {
-    return null;
-  }
-}
-
-function safeSessionStorage(): Storage | null {
-  try {
-    return window.sessionStorage;
-  } catch {
-    return null;
+    this.store.save(this.writes);
   }
 }
