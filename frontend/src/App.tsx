@@ -17,6 +17,7 @@ import { ReportPage } from './pages/manage/report/ReportPage';
 import { StudiesPage } from './pages/manage/StudiesPage';
 import { StudyPage } from './pages/manage/StudyPage';
 import { NotFoundPage } from './pages/NotFoundPage';
+import { SetPasswordPage } from './pages/SetPasswordPage';
 import { QueueProvider } from './workspace/QueueContext';
 
 const MAIN_ID = 'main';
@@ -39,6 +40,7 @@ export function App({ initialUser }: { initialUser?: User | null }) {
       <main id={MAIN_ID} tabIndex={-1}>
         <Routes>
           <Route path="/login" element={<LoginPage />} />
+          <Route path="/set-password/:uid/:token" element={<SetPasswordPage />} />
           <Route
             path="/"
             element={
