@@ -530,7 +530,9 @@ def batch_key_page(*, batch: Batch, offset: int, limit: int) -> list[dict[str, A
         AssignmentKey.objects.filter(assignment__batch=batch, key_id__in=[k["id"] for k in keys])
         .annotate(status=Subquery(status))
         .order_by("assignment__annotator__username", "assignment_id")
-        .values_list("key_id", "assignment__annotator_id", "assignment__annotator__username", "status")
+        .values_list(
+            "key_id", "assignment__annotator_id", "assignment__annotator__username", "status"
+        )
     )
     by_key: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for key_id, annotator_id, username, s in pairs:

@@ -21,10 +21,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser, Group, User
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core.exceptions import ValidationError
-from django.contrib.auth.models import AbstractUser, Group, User
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -80,8 +80,7 @@ ASSIGNMENT_OVERLAP_OUT_OF_RANGE = (
     "each key goes to {overlap} different annotators."
 )
 ASSIGNMENT_OVERLAP_LOWERED = (
-    "The overlap can only be raised: every key of this batch already has at least {n} "
-    "annotator(s)."
+    "The overlap can only be raised: every key of this batch already has at least {n} annotator(s)."
 )
 ASSIGNMENT_ALREADY_IN_BATCH = "{username} is already assigned to this batch."
 ASSIGNMENT_NOTHING_TO_ADD = (
@@ -208,7 +207,7 @@ def annotator_create(*, username: str) -> PasswordLink:
     username = username.strip()
     User = get_user_model()
     try:
-        User.username_validator(username)  # type: ignore[attr-defined]
+        User.username_validator(username)
     except ValidationError as exc:
         raise ServiceError(" ".join(exc.messages)) from exc
     if User.objects.filter(username__iexact=username).exists():
@@ -487,14 +486,12 @@ def assignment_extend(
             assignment__annotator_id__in=candidate_ids, key__batches=batch
         ).values_list("assignment__annotator_id", "key_id")
     ) | set(
-        Annotation.objects.filter(
-            annotator_id__in=candidate_ids, key__batches=batch
-        ).values_list("annotator_id", "key_id")
+        Annotation.objects.filter(annotator_id__in=candidate_ids, key__batches=batch).values_list(
+            "annotator_id", "key_id"
+        )
     )
     load = Counter(
-        AssignmentKey.objects.filter(assignment__in=active).values_list(
-            "assignment_id", flat=True
-        )
+        AssignmentKey.objects.filter(assignment__in=active).values_list("assignment_id", flat=True)
     )
     rank = {assignment.pk: i for i, assignment in enumerate(candidates)}
     rows: list[AssignmentKey] = []

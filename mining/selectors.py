@@ -15,12 +15,16 @@ from .models import MiningRun, MiningShard
 def mining_run_list() -> QuerySet[MiningRun]:
     """Runs, newest first, with their progress summed over shards, in one query."""
     running = Q(shards__status=MiningShard.Status.RUNNING)
-    return MiningRun.objects.select_related("study").order_by("-created_at", "-id").annotate(
-        p_sentences=Coalesce(Sum("shards__sentences_done"), Value(0)),
-        p_tokens=Coalesce(Sum("shards__tokens_done"), Value(0)),
-        p_rate=Coalesce(Sum("shards__tokens_per_second", filter=running), Value(0.0)),
-        p_shards_done=Count("shards", filter=Q(shards__status=MiningShard.Status.DONE)),
-        p_shards=Count("shards"),
+    return (
+        MiningRun.objects.select_related("study")
+        .order_by("-created_at", "-id")
+        .annotate(
+            p_sentences=Coalesce(Sum("shards__sentences_done"), Value(0)),
+            p_tokens=Coalesce(Sum("shards__tokens_done"), Value(0)),
+            p_rate=Coalesce(Sum("shards__tokens_per_second", filter=running), Value(0.0)),
+            p_shards_done=Count("shards", filter=Q(shards__status=MiningShard.Status.DONE)),
+            p_shards=Count("shards"),
+        )
     )
 
 

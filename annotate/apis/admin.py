@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from django.contrib.auth.models import User
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
-from django.contrib.auth.validators import UnicodeUsernameValidator
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -425,7 +425,11 @@ class AnnotatorListApi(AdminApi):
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: AnnotatorWithLinkSerializer, 400: OpenApiTypes.OBJECT, 403: ErrorSerializer},
+        responses={
+            201: AnnotatorWithLinkSerializer,
+            400: OpenApiTypes.OBJECT,
+            403: ErrorSerializer,
+        },
     )
     def post(self, request: Request) -> Response:
         """Create an annotator without a password, and the one-time link that invites

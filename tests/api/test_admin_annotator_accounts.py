@@ -162,4 +162,5 @@ def test_only_staff_create_annotators_or_links(alice, bob, mallory):
 
 
 def test_links_are_only_for_annotators(carol):
-    assert client_for(carol).post(f"/api/admin/annotators/{carol.pk}/password-link/").status_code == 404
+    response = client_for(carol).post(f"/api/admin/annotators/{carol.pk}/password-link/")
+    assert response.status_code == 404

@@ -53,7 +53,7 @@ def _holders(batch) -> dict[int, set[str]]:
 
 
 def test_a_third_annotator_added_with_overlap_three_gets_every_key(carol, alice, bob):
-    dave = _annotator("dave")
+    _annotator("dave")
     batch = _batch()
     client = client_for(carol)
     assert _assign(client, batch, ["alice", "bob"], 2).status_code == 201
@@ -70,7 +70,7 @@ def test_a_third_annotator_added_with_overlap_three_gets_every_key(carol, alice,
 
 
 def test_two_new_annotators_share_the_raised_overlap_evenly(carol, alice, bob):
-    dave, erin = _annotator("dave"), _annotator("erin")
+    _annotator("dave"), _annotator("erin")
     batch = _batch()
     client = client_for(carol)
     _assign(client, batch, ["alice", "bob"], 2)
@@ -99,10 +99,8 @@ def test_the_overlap_alone_can_be_raised_among_the_same_annotators(carol, alice,
     assert all(len(h) == 2 for h in _holders(batch).values())
 
 
-def test_a_key_an_annotator_already_annotated_elsewhere_goes_to_someone_else(
-    carol, alice, bob
-):
-    dave, erin = _annotator("dave"), _annotator("erin")
+def test_a_key_an_annotator_already_annotated_elsewhere_goes_to_someone_else(carol, alice, bob):
+    dave, _ = _annotator("dave"), _annotator("erin")
     batch = _batch(2)
     client = client_for(carol)
     _assign(client, batch, ["alice", "bob"], 2)

@@ -76,6 +76,7 @@ def test_a_bad_page_is_a_400(carol, alice, query):
 def test_only_admins_list_a_batchs_keys(alice):
     batch = _batch([alice], n_keys=1, overlap=1)
     assert client_for(alice).get(f"/api/admin/batches/{batch.pk}/keys/").status_code == 403
-    assert client_for(_annotator("dave")).get(
-        f"/api/admin/batches/{batch.pk}/keys/"
-    ).status_code == 403
+    assert (
+        client_for(_annotator("dave")).get(f"/api/admin/batches/{batch.pk}/keys/").status_code
+        == 403
+    )
