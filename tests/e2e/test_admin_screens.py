@@ -237,7 +237,7 @@ def test_carol_adds_a_third_annotator_to_an_assigned_batch(page, carol, alice, b
     expect(form.get_by_test_id("overlap-problem")).to_have_count(0)
     form.get_by_role("button", name="Add and give out keys").click()
 
-    expect(page.get_by_text("Done: 3 keys given out.")).to_be_visible()
+    expect(page.get_by_test_id("assign-done")).to_have_text("Done: 3 keys given out.")
     expect(page.get_by_test_id("batch-annotators")).to_contain_text("dave")
     expect(table.get_by_role("columnheader")).to_have_text(["Key", "alice", "bob", "dave"])
     expect(table.locator("td[data-status='new']")).to_have_count(9)

@@ -24,7 +24,11 @@ export function BatchPage() {
   const [batches, reloadBatches] = useLoad(() => api.admin.batches(study), [study]);
   const [progress, reloadProgress] = useLoad(() => api.admin.batchProgress(id), [id]);
   const [round, setRound] = useState(0);
-  function reloadAll() {
+  // Kept here, not in the forms: the form that sent the request is replaced once the
+  // batch reloads (assigned → the extension form; more annotators → a fresh one).
+  const [notice, setNotice] = useState<string | null>(null);
+  function done(text: string) {
+    setNotice(text);
     reloadBatches();
     reloadProgress();
     setRound((r) => r + 1);
@@ -66,15 +70,20 @@ export function BatchPage() {
         )}
       </div>
       {batch.annotators.length === 0 ? (
-        <AssignForm batch={batch} onAssigned={reloadAll} />
+        <AssignForm batch={batch} onAssigned={done} />
       ) : progress.kind === 'loaded' ? (
         <ExtendForm
           key={`${batch.annotators.length}-${progress.data.annotators_per_key_min}`}
           batch={batch}
           currentOverlap={progress.data.annotators_per_key_min}
-          onExtended={reloadAll}
+          onExtended={done}
         />
       ) : null}
+      {notice && (
+        <p role="status" className="success" data-testid="assign-done">
+          {notice}
+        </p>
+      )}
       <div className="section-head">
         <h2>{t('progress.heading')}</h2>
         <button type="button" onClick={reloadProgress}>
@@ -200,14 +209,20 @@ function OverlapField({
   );
 }
 
-function AssignForm({ batch, onAssigned }: { batch: Batch; onAssigned: () => void }) {
+function AssignForm({
+  batch,
+  onAssigned,
+}: {
+  batch: Batch;
+  onAssigned: (notice: string) => void;
+}) {
   const { t } = useTranslation();
   const [annotators] = useLoad(() => api.admin.annotators(), []);
   const [chosen, setChosen] = useState<number[]>([]);
   const [overlap, setOverlap] = useState('1');
   const [tried, setTried] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
 
   // Computed from the form as it is now, so they follow every tick and keystroke.
   const nobody = tried && chosen.length === 0 ? t('assignForm.pickSomeone') : null;
@@ -216,18 +231,17 @@ function AssignForm({ batch, onAssigned }: { batch: Batch; onAssigned: () => voi
 
   async function assign(event: FormEvent) {
     event.preventDefault();
-    setMessage(null);
+    setError(null);
     setTried(true);
     if (chosen.length === 0 || problem) return;
     setBusy(true);
     try {
       await api.admin.assign(batch.id, { annotators: chosen, overlap: Number(overlap) });
-      setMessage({ ok: true, text: t('assignForm.done') });
       setChosen([]);
       setTried(false);
-      onAssigned();
+      onAssigned(t('assignForm.done'));
     } catch (failure) {
-      setMessage({ ok: false, text: errorMessage(failure, t) });
+      setError(errorMessage(failure, t));
     } finally {
       setBusy(false);
     }
@@ -261,9 +275,9 @@ function AssignForm({ batch, onAssigned }: { batch: Batch; onAssigned: () => voi
         </p>
       )}
       <OverlapField id="assign-overlap" value={overlap} onChange={setOverlap} problem={overlapText} />
-      {message && (
-        <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'success' : 'alert'}>
-          {message.text}
+      {error && (
+        <p role="alert" className="alert">
+          {error}
         </p>
       )}
       <div>
@@ -283,7 +297,7 @@ function ExtendForm({
 }: {
   batch: Batch;
   currentOverlap: number;
-  onExtended: () => void;
+  onExtended: (notice: string) => void;
 }) {
   const { t } = useTranslation();
   const [annotators] = useLoad(() => api.admin.annotators(), []);
@@ -291,7 +305,7 @@ function ExtendForm({
   const [overlap, setOverlap] = useState(String(currentOverlap));
   const [tried, setTried] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
   const onBatch = new Set(batch.annotators.map((annotator) => annotator.id));
   const loaded = annotators.kind === 'loaded' ? annotators.data : [];
   const activeOnBatch = loaded.filter((a) => a.is_active && onBatch.has(a.id)).length;
@@ -313,7 +327,7 @@ function ExtendForm({
 
   async function extend(event: FormEvent) {
     event.preventDefault();
-    setMessage(null);
+    setError(null);
     setTried(true);
     if (idle || problem) return;
     setBusy(true);
@@ -324,12 +338,11 @@ function ExtendForm({
       });
       const parts = [t('extendForm.done', { count: result.keys_added })];
       if (result.keys_short > 0) parts.push(t('extendForm.short', { count: result.keys_short }));
-      setMessage({ ok: true, text: parts.join(' ') });
       setChosen([]);
       setTried(false);
-      onExtended();
+      onExtended(parts.join(' '));
     } catch (failure) {
-      setMessage({ ok: false, text: errorMessage(failure, t) });
+      setError(errorMessage(failure, t));
     } finally {
       setBusy(false);
     }
@@ -360,9 +373,9 @@ function ExtendForm({
           {nothing}
         </p>
       )}
-      {message && (
-        <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'success' : 'alert'}>
-          {message.text}
+      {error && (
+        <p role="alert" className="alert">
+          {error}
         </p>
       )}
       <div>
