@@ -177,7 +177,9 @@ class PasswordLink:
 
 
 def password_link_path(*, uid: str, token: str) -> str:
-    return f"/set-password/{uid}/{token}"
+    # In the fragment, which browsers never send: not to the server (no access log holds
+    # the token), nor in a Referer header.
+    return f"/set-password#{uid}/{token}"
 
 
 @transaction.atomic

@@ -394,8 +394,9 @@ class BatchProgressApi(AdminApi):
 @extend_schema_serializer(component_name="PasswordLink")
 class PasswordLinkSerializer(serializers.Serializer):
     path = serializers.CharField(
-        help_text="The link's path on this site (/set-password/<uid>/<token>): it works "
-        "once, until `expires_at`, and only until a newer link is made."
+        help_text="The link's path on this site, /set-password#<uid>/<token> (the token "
+        "in the fragment, which browsers never send): it works once, until `expires_at`, "
+        "and only until a newer link is made."
     )
     expires_at = serializers.DateTimeField()
 

@@ -40,7 +40,7 @@ export function App({ initialUser }: { initialUser?: User | null }) {
       <main id={MAIN_ID} tabIndex={-1}>
         <Routes>
           <Route path="/login" element={<LoginPage />} />
-          <Route path="/set-password/:uid/:token" element={<SetPasswordPage />} />
+          <Route path="/set-password" element={<SetPasswordPage />} />
           <Route
             path="/"
             element={

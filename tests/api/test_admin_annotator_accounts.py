@@ -17,7 +17,7 @@ from tests.factories import PASSWORD
 pytestmark = pytest.mark.django_db
 
 NEW_PASSWORD = "a long enough passphrase 42"
-LINK = re.compile(r"^/set-password/(?P<uid>[\w-]+)/(?P<token>[\w-]+)$")
+LINK = re.compile(r"^/set-password#(?P<uid>[\w-]+)/(?P<token>[\w-]+)$")
 
 
 def _link(body) -> dict[str, str]:

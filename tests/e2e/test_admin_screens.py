@@ -260,7 +260,7 @@ def test_carol_creates_an_annotator_who_sets_a_password_with_the_link_and_signs_
     notice = page.get_by_test_id("password-link")
     expect(notice.get_by_role("status")).to_contain_text("dave was created.")
     link = notice.get_by_label("One-time link for dave").input_value()
-    assert re.fullmatch(rf"{re.escape(live_server.url)}/set-password/[\w-]+/[\w-]+", link)
+    assert re.fullmatch(rf"{re.escape(live_server.url)}/set-password#[\w-]+/[\w-]+", link)
     expect(page.get_by_test_id("annotators").get_by_role("rowheader", name="dave")).to_be_visible()
 
     dave_context = browser.new_context(base_url=live_server.url, locale="en-US")

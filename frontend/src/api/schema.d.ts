@@ -970,7 +970,7 @@ export interface components {
         /** @enum {unknown} */
         NullEnum: null;
         PasswordLink: {
-            /** @description The link's path on this site (/set-password/<uid>/<token>): it works once, until `expires_at`, and only until a newer link is made. */
+            /** @description The link's path on this site, /set-password#<uid>/<token> (the token in the fragment, which browsers never send): it works once, until `expires_at`, and only until a newer link is made. */
             path: string;
             /** Format: date-time */
             expires_at: string;

@@ -13,7 +13,7 @@ const DAVE: User = {
   display_name: 'dave',
 };
 
-const PATH = '/set-password/NA/abc-123';
+const PATH = '/set-password#NA/abc-123';
 
 describe('SetPasswordPage', () => {
   it('lets the invitee choose a password, signs them in and opens their assignments', async () => {

@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useNavigate, useParams } from 'react-router-dom';
+import { useLocation, useNavigate } from 'react-router-dom';
 
 import { api } from '../api/client';
 import { errorMessage } from '../api/errorMessage';
@@ -17,7 +17,9 @@ type LinkState =
  * person chooses a password, is signed in, and the link is spent.
  */
 export function SetPasswordPage() {
-  const { uid = '', token = '' } = useParams();
+  // The link carries its token in the fragment (#uid/token), which never reaches a server.
+  const { hash } = useLocation();
+  const [uid = '', token = ''] = hash.replace(/^#/, '').split('/');
   const { t } = useTranslation();
   const { refresh } = useAuth();
   const navigate = useNavigate();

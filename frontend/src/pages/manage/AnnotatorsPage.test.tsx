@@ -102,7 +102,7 @@ describe('AnnotatorsPage: deactivating an annotator', () => {
 
 
 describe('AnnotatorsPage: accounts', () => {
-  const LINK = { path: '/set-password/NA/abc-123', expires_at: '2025-03-04T09:30:00Z' };
+  const LINK = { path: '/set-password#NA/abc-123', expires_at: '2025-03-04T09:30:00Z' };
 
   it('creates an annotator and shows the one-time link to hand over', async () => {
     const sent: unknown[] = [];
@@ -125,7 +125,7 @@ describe('AnnotatorsPage: accounts', () => {
     const notice = await screen.findByTestId('password-link');
     expect(within(notice).getByRole('status')).toHaveTextContent(/^dave was created\. Send them this link/);
     expect(within(notice).getByLabelText('One-time link for dave')).toHaveValue(
-      `${window.location.origin}/set-password/NA/abc-123`,
+      `${window.location.origin}/set-password#NA/abc-123`,
     );
     expect(
       await within(screen.getByTestId('annotators')).findByRole('rowheader', { name: 'dave' }),
