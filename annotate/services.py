@@ -95,6 +95,7 @@ PASSWORD_LINK_INVALID = (
     "This link is not valid: it has expired, was already used, or a newer link replaced "
     "it. Ask your study's admin for a new one."
 )
+REASSIGN_NEEDED = "{username} has {n} unfinished key(s): name the annotator who takes them over."
 REASSIGN_TO_SAME_ANNOTATOR = (
     "Unfinished keys cannot be reassigned to the annotator being deactivated."
 )
@@ -525,7 +526,7 @@ class ReassignResult:
 def annotator_deactivate_and_reassign(
     *,
     annotator: User,
-    reassign_to: User,
+    reassign_to: User | None,
     actor: User | None,
     transfer_drafts: bool = False,
 ) -> ReassignResult:
@@ -541,7 +542,12 @@ def annotator_deactivate_and_reassign(
     handing a draft over by default showed the new person the old one's patterns
     (issue 11, item 9). With ``transfer_drafts`` the draft goes along instead, so nothing
     is redone; its audit trail records the hand-over (action ``reassign``).
+
+    ``reassign_to`` may be None only for an annotator with no unfinished key (one who
+    never started, or finished everything): there is nothing to hand over.
     """
+    if reassign_to is None:
+        return _annotator_deactivate_alone(annotator=annotator)
     if annotator.pk == reassign_to.pk:
         raise ServiceError(REASSIGN_TO_SAME_ANNOTATOR)
     if not annotator.groups.filter(name=ANNOTATOR_GROUP).exists():
@@ -600,6 +606,24 @@ def annotator_deactivate_and_reassign(
         keys_skipped=len(unfinished) - len(moved),
         drafts_moved=drafts_moved,
     )
+
+
+def _annotator_deactivate_alone(*, annotator: User) -> ReassignResult:
+    if not annotator.groups.filter(name=ANNOTATOR_GROUP).exists():
+        raise ServiceError(NOT_AN_ACTIVE_ANNOTATOR.format(username=annotator.get_username()))
+    submitted = Annotation.objects.filter(
+        annotator=annotator, key_id=OuterRef("key_id"), status=Annotation.Status.SUBMITTED
+    )
+    unfinished = (
+        AssignmentKey.objects.filter(assignment__annotator=annotator)
+        .exclude(Exists(submitted))
+        .count()
+    )
+    if unfinished:
+        raise ServiceError(REASSIGN_NEEDED.format(username=annotator.get_username(), n=unfinished))
+    annotator.is_active = False
+    annotator.save(update_fields=["is_active"])
+    return ReassignResult(keys_moved=0, keys_skipped=0, drafts_moved=0)
 
 
 # --- annotations ------------------------------------------------------------------------

@@ -457,7 +457,13 @@ class AnnotatorPasswordLinkApi(AdminApi):
 class AnnotatorDeactivateApi(AdminApi):
     @extend_schema_serializer(component_name="AnnotatorDeactivate")
     class InputSerializer(serializers.Serializer):
-        reassign_to = UserRefField(help_text="The annotator who takes the unfinished keys.")
+        reassign_to = UserRefField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="The annotator who takes the unfinished keys; may be left out only "
+            "when there are none.",
+        )
         transfer_drafts = serializers.BooleanField(
             default=False,
             help_text="False (the default): the new annotator starts each key blank and "
@@ -481,7 +487,8 @@ class AnnotatorDeactivateApi(AdminApi):
             raise exceptions.NotFound(NOT_FOUND)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        (reassign_to,) = _users([serializer.validated_data["reassign_to"]], "reassign_to")
+        ref = serializer.validated_data["reassign_to"]
+        reassign_to = None if ref is None else _users([ref], "reassign_to")[0]
         result = annotator_deactivate_and_reassign(
             annotator=annotator,
             reassign_to=reassign_to,

@@ -219,7 +219,7 @@ export const api = {
     passwordLink: (userId: number) =>
       request<AnnotatorWithLink>('POST', `/api/admin/annotators/${userId}/password-link/`),
     /** `transferDrafts`: the replacement sees and continues the drafts (off: starts blank). */
-    deactivate: (userId: number, reassignTo: number | string, transferDrafts: boolean) =>
+    deactivate: (userId: number, reassignTo: number | string | null, transferDrafts: boolean) =>
       request<AnnotatorDeactivated>('POST', `/api/admin/annotators/${userId}/deactivate/`, {
         reassign_to: reassignTo,
         transfer_drafts: transferDrafts,

@@ -619,8 +619,8 @@ export interface components {
             username: string;
         };
         AnnotatorDeactivateRequest: {
-            /** @description The annotator who takes the unfinished keys. */
-            reassign_to: number | string;
+            /** @description The annotator who takes the unfinished keys; may be left out only when there are none. */
+            reassign_to?: (number | string) | null;
             /**
              * @description False (the default): the new annotator starts each key blank and never sees the deactivated annotator's drafts, which stay with their author. True: the drafts move along and the new annotator sees and continues them.
              * @default false
@@ -1478,7 +1478,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["AnnotatorDeactivateRequest"];
             };

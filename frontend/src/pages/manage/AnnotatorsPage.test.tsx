@@ -101,6 +101,31 @@ describe('AnnotatorsPage: deactivating an annotator', () => {
 });
 
 
+describe('AnnotatorsPage: deactivating an annotator with nothing unfinished', () => {
+  it('asks, then deactivates without naming a replacement', async () => {
+    const sent: unknown[] = [];
+    const dave = { ...annotator(4, 'dave'), keys_assigned: 0, keys_submitted: 0 };
+    let listed = [ALICE, dave];
+    mockApi({
+      'GET /api/admin/annotators/': () => json(200, listed),
+      'POST /api/admin/annotators/4/deactivate/': (init) => {
+        sent.push(JSON.parse(String(init?.body)));
+        listed = [ALICE, { ...dave, is_active: false }];
+        return json(200, { annotator: listed[1], keys_moved: 0, keys_skipped: 0, drafts_moved: 0 });
+      },
+    });
+    renderApp({ path: '/manage/annotators', user: carol });
+    const row = (await screen.findAllByRole('row')).find((r) => r.textContent?.startsWith('dave'))!;
+    expect(within(row).queryByLabelText('Give the unfinished keys of dave to')).toBeNull();
+    await userEvent.click(within(row).getByRole('button', { name: 'Deactivate…' }));
+    expect(within(row).getByText(/dave has no unfinished keys/)).toBeInTheDocument();
+    expect(sent).toEqual([]);
+    await userEvent.click(within(row).getByRole('button', { name: 'Deactivate dave' }));
+    expect(sent).toEqual([{ reassign_to: null, transfer_drafts: false }]);
+    expect(await screen.findByText('no')).toBeInTheDocument();
+  });
+});
+
 describe('AnnotatorsPage: accounts', () => {
   const LINK = { path: '/set-password#NA/abc-123', expires_at: '2025-03-04T09:30:00Z' };
 

@@ -56,9 +56,12 @@ export function AnnotatorsPage() {
                   )}
                 </td>
                 <td>
-                  {annotator.is_active && (
-                    <Deactivate annotator={annotator} others={state.data} onDone={reload} />
-                  )}
+                  {annotator.is_active &&
+                    (annotator.keys_assigned > annotator.keys_submitted ? (
+                      <Deactivate annotator={annotator} others={state.data} onDone={reload} />
+                    ) : (
+                      <DeactivateAlone annotator={annotator} onDone={reload} />
+                    ))}
                 </td>
               </tr>
             ))}
@@ -222,6 +225,54 @@ function NewPasswordLink({
       <div className="inline-fields">
         <button type="button" disabled={busy} onClick={() => void make()}>
           {t('annotators.newLinkNamed', names)}
+        </button>
+        <button type="button" onClick={() => setAsking(false)}>
+          {t('annotators.cancel')}
+        </button>
+      </div>
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** An annotator with no unfinished key: nothing to hand over, so no replacement. */
+function DeactivateAlone({ annotator, onDone }: { annotator: AdminAnnotator; onDone: () => void }) {
+  const { t } = useTranslation();
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const names = { name: annotator.username };
+
+  async function confirm() {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.admin.deactivate(annotator.id, null, false);
+      onDone();
+    } catch (failure) {
+      setError(errorMessage(failure, t));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  if (!asking) {
+    return (
+      <button type="button" onClick={() => setAsking(true)}>
+        {t('annotators.deactivateAlone')}
+      </button>
+    );
+  }
+  return (
+    <div className="stack">
+      <p>{t('annotators.confirmDeactivateAlone', names)}</p>
+      <div className="inline-fields">
+        <button type="button" disabled={busy} onClick={() => void confirm()}>
+          {t('annotators.confirmDeactivate', names)}
         </button>
         <button type="button" onClick={() => setAsking(false)}>
           {t('annotators.cancel')}
