@@ -509,3 +509,39 @@ def user_find(*, ref: int | str) -> Any:
     if isinstance(ref, int):
         return users.filter(pk=ref).first()
     return users.filter(username=ref).first()
+
+
+def batch_key_count(*, batch: Batch) -> int:
+    return Key.objects.filter(batches=batch).count()
+
+
+def batch_key_page(*, batch: Batch, offset: int, limit: int) -> list[dict[str, Any]]:
+    """A page of the batch's keys in (layer, index) order, each with its annotators and
+    their status (new: not opened; draft; submitted). Two queries per page, whatever its
+    size and the number of annotators: the page's keys, then every (annotator, key) pair
+    of the batch's assignments on those keys with the annotation's status beside it."""
+    keys = list(
+        Key.objects.filter(batches=batch)
+        .order_by("layer", "index")
+        .values("id", "layer", "index")[offset : offset + limit]
+    )
+    status = Annotation.objects.filter(
+        key_id=OuterRef("key_id"), annotator_id=OuterRef("assignment__annotator_id")
+    ).values("status")[:1]
+    pairs = (
+        AssignmentKey.objects.filter(assignment__batch=batch, key_id__in=[k["id"] for k in keys])
+        .annotate(status=Subquery(status))
+        .order_by("assignment__annotator__username", "assignment_id")
+        .values_list(
+            "key_id", "assignment__annotator_id", "assignment__annotator__username", "status"
+        )
+    )
+    by_key: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for key_id, annotator_id, username, s in pairs:
+        by_key[key_id].append(
+            {"annotator_id": annotator_id, "username": username, "status": s or "new"}
+        )
+    return [
+        {"key_id": k["id"], "layer": k["layer"], "index": k["index"], "annotators": by_key[k["id"]]}
+        for k in keys
+    ]

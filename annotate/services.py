@@ -16,13 +16,20 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group, User
+from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.tokens import PasswordResetTokenGenerator
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+from django.utils.encoding import force_bytes, force_str
+from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from .models import (
     NOTE_MAX_LENGTH,
@@ -65,13 +72,30 @@ BATCH_SAMPLE_TOO_LARGE = "Cannot sample {n} keys: only {available} keys are avai
 BATCH_KEYS_UNKNOWN = "The study has no key(s): {keys}."
 BATCH_KEYS_DUPLICATED = "The list names key(s) more than once: {keys}."
 BATCH_ALREADY_ASSIGNED = (
-    "This batch is already assigned; create another batch to assign its keys again."
+    "This batch is already assigned: add annotators to it or raise its overlap instead."
 )
+BATCH_NOT_ASSIGNED = "This batch is not assigned yet: assign it first."
 ASSIGNMENT_OVERLAP_OUT_OF_RANGE = (
-    "The overlap must be between 1 and the number of annotators ({n})."
+    "The overlap ({overlap}) cannot be larger than the number of annotators ({n}): "
+    "each key goes to {overlap} different annotators."
+)
+ASSIGNMENT_OVERLAP_LOWERED = (
+    "The overlap can only be raised: every key of this batch already has at least {n} annotator(s)."
+)
+ASSIGNMENT_ALREADY_IN_BATCH = "{username} is already assigned to this batch."
+ASSIGNMENT_NOTHING_TO_ADD = (
+    "Nothing to add: every key already has {overlap} annotator(s). Raise the overlap to "
+    "give keys to the new annotators."
 )
 ASSIGNMENT_ANNOTATORS_DUPLICATED = "Each annotator can be named only once."
 NOT_AN_ACTIVE_ANNOTATOR = "{username} is not an active annotator."
+USERNAME_TAKEN = "There is already a user named {username!r}."
+ACCOUNT_INACTIVE = "{username} is deactivated."
+PASSWORD_LINK_INVALID = (
+    "This link is not valid: it has expired, was already used, or a newer link replaced "
+    "it. Ask your study's admin for a new one."
+)
+REASSIGN_NEEDED = "{username} has {n} unfinished key(s): name the annotator who takes them over."
 REASSIGN_TO_SAME_ANNOTATOR = (
     "Unfinished keys cannot be reassigned to the annotator being deactivated."
 )
@@ -128,6 +152,97 @@ def user_create_annotator(
         user.save()
     group, _ = Group.objects.get_or_create(name=ANNOTATOR_GROUP)
     user.groups.add(group)
+    return user
+
+
+class PasswordLinkTokens(PasswordResetTokenGenerator):
+    """Tokens of one-time links to set a password (an invitation or a reset).
+
+    Django's generator: nothing is stored, the token is an HMAC of the user's password
+    hash, last login and the time it was made. So a link works once (setting the password
+    changes the hash), a newer link voids the older ones (each sets a new unusable
+    password), and it expires after ``PASSWORD_RESET_TIMEOUT`` seconds.
+    """
+
+    key_salt = "annotate.services.PasswordLinkTokens"
+
+
+password_link_tokens = PasswordLinkTokens()
+
+
+@dataclass(frozen=True)
+class PasswordLink:
+    user: Any
+    path: str
+    expires_at: datetime
+
+
+def password_link_path(*, uid: str, token: str) -> str:
+    # In the fragment, which browsers never send: not to the server (no access log holds
+    # the token), nor in a Referer header.
+    return f"/set-password#{uid}/{token}"
+
+
+@transaction.atomic
+def password_link_create(*, user: Any) -> PasswordLink:
+    """A new one-time link for ``user`` to set their password.
+
+    The current password stops working now (so do the user's sessions, whose hash
+    follows the password, and every earlier link): a reset is for a password that is
+    forgotten or may be known to someone else.
+    """
+    if not user.is_active:
+        raise ServiceError(ACCOUNT_INACTIVE.format(username=user.get_username()))
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    token = password_link_tokens.make_token(user)
+    expires_at = timezone.now() + timedelta(seconds=settings.PASSWORD_RESET_TIMEOUT)
+    return PasswordLink(
+        user=user, path=password_link_path(uid=uid, token=token), expires_at=expires_at
+    )
+
+
+@transaction.atomic
+def annotator_create(*, username: str) -> PasswordLink:
+    """A new, active annotator without a password, and the link that invites them to
+    choose one."""
+    username = username.strip()
+    User = get_user_model()
+    try:
+        User.username_validator(username)
+    except ValidationError as exc:
+        raise ServiceError(" ".join(exc.messages)) from exc
+    if User.objects.filter(username__iexact=username).exists():
+        raise ServiceError(USERNAME_TAKEN.format(username=username))
+    user = user_create_annotator(username=username, password=None)
+    return password_link_create(user=user)
+
+
+def password_link_user(*, uid: str, token: str) -> Any:
+    """The active user whose valid link this is, else None."""
+    try:
+        pk = int(force_str(urlsafe_base64_decode(uid)))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    user = get_user_model().objects.filter(pk=pk, is_active=True).first()
+    if user is None or not password_link_tokens.check_token(user, token):
+        return None
+    return user
+
+
+@transaction.atomic
+def password_set_with_link(*, uid: str, token: str, password: str) -> Any:
+    """Set the password of the link's user; the link is spent."""
+    user = password_link_user(uid=uid, token=token)
+    if user is None:
+        raise ServiceError(PASSWORD_LINK_INVALID)
+    try:
+        validate_password(password, user)
+    except ValidationError as exc:
+        raise ServiceError(" ".join(exc.messages)) from exc
+    user.set_password(password)
+    user.save(update_fields=["password"])
     return user
 
 
@@ -276,8 +391,7 @@ def assignment_create_with_overlap(
     users = list(annotators)
     if len({user.pk for user in users}) != len(users):
         raise ServiceError(ASSIGNMENT_ANNOTATORS_DUPLICATED)
-    if not 1 <= overlap <= len(users):
-        raise ServiceError(ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(n=len(users)))
+    _check_overlap(overlap, len(users))
     for user in users:
         if not user_is_annotator(user):
             raise ServiceError(NOT_AN_ACTIVE_ANNOTATOR.format(username=user.get_username()))
@@ -299,6 +413,108 @@ def assignment_create_with_overlap(
     return assignments
 
 
+def _check_overlap(overlap: int, n: int) -> None:
+    if overlap < 1 or overlap > n:
+        raise ServiceError(ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(overlap=overlap, n=n))
+
+
+@dataclass(frozen=True)
+class AssignmentExtendResult:
+    keys_added: int
+    keys_short: int
+
+
+@transaction.atomic
+def assignment_extend(
+    *, batch: Batch, annotators: Sequence[User], overlap: int
+) -> AssignmentExtendResult:
+    """Add ``annotators`` to an assigned batch and/or raise its overlap to ``overlap``.
+
+    The model chosen: a key of the batch that has c annotators (everyone holding it in
+    one of the batch's assignments, deactivated authors of submitted work included) gets
+    ``overlap - c`` more. They are drawn from the batch's active annotators, old and
+    new, who do not hold the key yet (in any batch) and have no annotation of it; of
+    those, the ones holding the fewest of the batch's keys at that point go first (ties:
+    the order they joined the batch, then the order given), walking the keys in (layer,
+    index) order. So a third annotator added to a batch of two with overlap 2 → 3 gets
+    every key, and two annotators added with 2 → 3 share the keys half and half.
+    Existing keys never move: what was assigned (and perhaps annotated) stays.
+
+    ``keys_short``: keys that could not reach ``overlap`` because too few annotators
+    were free to take them (each of the others already holds the key elsewhere).
+    Five queries whatever the number of keys, and one insert of the new rows.
+    """
+    new_users = list(annotators)
+    if len({user.pk for user in new_users}) != len(new_users):
+        raise ServiceError(ASSIGNMENT_ANNOTATORS_DUPLICATED)
+    for user in new_users:
+        if not user_is_annotator(user):
+            raise ServiceError(NOT_AN_ACTIVE_ANNOTATOR.format(username=user.get_username()))
+    Batch.objects.select_for_update().filter(pk=batch.pk).first()
+    in_group = Group.objects.filter(name=ANNOTATOR_GROUP, user=OuterRef("annotator_id"))
+    existing = list(
+        Assignment.objects.filter(batch=batch)
+        .annotate(annotator_active=Exists(in_group) & Q(annotator__is_active=True))
+        .order_by("id")
+    )
+    if not existing:
+        raise ServiceError(BATCH_NOT_ASSIGNED)
+    present = {assignment.annotator_id for assignment in existing}
+    for user in new_users:
+        if user.pk in present:
+            raise ServiceError(ASSIGNMENT_ALREADY_IN_BATCH.format(username=user.get_username()))
+    active = [a for a in existing if a.annotator_active]
+    _check_overlap(overlap, len(active) + len(new_users))
+
+    key_ids = list(batch.keys.order_by("layer", "index").values_list("id", flat=True))
+    holders: dict[int, int] = Counter(
+        AssignmentKey.objects.filter(assignment__batch=batch).values_list("key_id", flat=True)
+    )
+    current = min((holders.get(key_id, 0) for key_id in key_ids), default=0)
+    if overlap < current:
+        raise ServiceError(ASSIGNMENT_OVERLAP_LOWERED.format(n=current))
+
+    created = Assignment.objects.bulk_create(
+        [Assignment(batch=batch, annotator=user) for user in new_users]
+    )
+    if not created or created[0].pk is None:  # backends that return no primary keys
+        created = list(
+            Assignment.objects.filter(batch=batch, annotator__in=new_users).order_by("id")
+        )
+    # Candidates in the order they joined; each with the batch's keys they hold now.
+    candidates = [*active, *created]
+    candidate_ids = [a.annotator_id for a in candidates]
+    taken = set(
+        AssignmentKey.objects.filter(
+            assignment__annotator_id__in=candidate_ids, key__batches=batch
+        ).values_list("assignment__annotator_id", "key_id")
+    ) | set(
+        Annotation.objects.filter(annotator_id__in=candidate_ids, key__batches=batch).values_list(
+            "annotator_id", "key_id"
+        )
+    )
+    load = Counter(
+        AssignmentKey.objects.filter(assignment__in=active).values_list("assignment_id", flat=True)
+    )
+    rank = {assignment.pk: i for i, assignment in enumerate(candidates)}
+    rows: list[AssignmentKey] = []
+    short = 0
+    for key_id in key_ids:
+        missing = overlap - holders.get(key_id, 0)
+        if missing <= 0:
+            continue
+        free = [a for a in candidates if (a.annotator_id, key_id) not in taken]
+        free.sort(key=lambda a: (load[a.pk], rank[a.pk]))
+        for assignment in free[:missing]:
+            rows.append(AssignmentKey(assignment=assignment, key_id=key_id))
+            load[assignment.pk] += 1
+        short += missing > len(free)
+    if not rows and new_users:
+        raise ServiceError(ASSIGNMENT_NOTHING_TO_ADD.format(overlap=overlap))
+    AssignmentKey.objects.bulk_create(rows)
+    return AssignmentExtendResult(keys_added=len(rows), keys_short=short)
+
+
 @dataclass(frozen=True)
 class ReassignResult:
     keys_moved: int
@@ -310,7 +526,7 @@ class ReassignResult:
 def annotator_deactivate_and_reassign(
     *,
     annotator: User,
-    reassign_to: User,
+    reassign_to: User | None,
     actor: User | None,
     transfer_drafts: bool = False,
 ) -> ReassignResult:
@@ -326,7 +542,12 @@ def annotator_deactivate_and_reassign(
     handing a draft over by default showed the new person the old one's patterns
     (issue 11, item 9). With ``transfer_drafts`` the draft goes along instead, so nothing
     is redone; its audit trail records the hand-over (action ``reassign``).
+
+    ``reassign_to`` may be None only for an annotator with no unfinished key (one who
+    never started, or finished everything): there is nothing to hand over.
     """
+    if reassign_to is None:
+        return _annotator_deactivate_alone(annotator=annotator)
     if annotator.pk == reassign_to.pk:
         raise ServiceError(REASSIGN_TO_SAME_ANNOTATOR)
     if not annotator.groups.filter(name=ANNOTATOR_GROUP).exists():
@@ -385,6 +606,24 @@ def annotator_deactivate_and_reassign(
         keys_skipped=len(unfinished) - len(moved),
         drafts_moved=drafts_moved,
     )
+
+
+def _annotator_deactivate_alone(*, annotator: User) -> ReassignResult:
+    if not annotator.groups.filter(name=ANNOTATOR_GROUP).exists():
+        raise ServiceError(NOT_AN_ACTIVE_ANNOTATOR.format(username=annotator.get_username()))
+    submitted = Annotation.objects.filter(
+        annotator=annotator, key_id=OuterRef("key_id"), status=Annotation.Status.SUBMITTED
+    )
+    unfinished = (
+        AssignmentKey.objects.filter(assignment__annotator=annotator)
+        .exclude(Exists(submitted))
+        .count()
+    )
+    if unfinished:
+        raise ServiceError(REASSIGN_NEEDED.format(username=annotator.get_username(), n=unfinished))
+    annotator.is_active = False
+    annotator.save(update_fields=["is_active"])
+    return ReassignResult(keys_moved=0, keys_skipped=0, drafts_moved=0)
 
 
 # --- annotations ------------------------------------------------------------------------

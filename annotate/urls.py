@@ -6,6 +6,8 @@ urlpatterns = [
     path("auth/login/", auth.LoginApi.as_view(), name="auth-login"),
     path("auth/logout/", auth.LogoutApi.as_view(), name="auth-logout"),
     path("auth/me/", auth.MeApi.as_view(), name="auth-me"),
+    path("auth/password-link/", auth.PasswordLinkCheckApi.as_view(), name="auth-password-link"),
+    path("auth/set-password/", auth.SetPasswordApi.as_view(), name="auth-set-password"),
     # The annotator's own work.
     path("assignments/", annotator.AssignmentListApi.as_view(), name="assignment-list"),
     path(
@@ -54,11 +56,26 @@ urlpatterns = [
         name="admin-assignment-create",
     ),
     path(
+        "admin/batches/<int:batch_id>/assignments/extend/",
+        admin.AssignmentExtendApi.as_view(),
+        name="admin-assignment-extend",
+    ),
+    path(
+        "admin/batches/<int:batch_id>/keys/",
+        admin.BatchKeyListApi.as_view(),
+        name="admin-batch-key-list",
+    ),
+    path(
         "admin/batches/<int:batch_id>/progress/",
         admin.BatchProgressApi.as_view(),
         name="admin-batch-progress",
     ),
     path("admin/annotators/", admin.AnnotatorListApi.as_view(), name="admin-annotator-list"),
+    path(
+        "admin/annotators/<int:user_id>/password-link/",
+        admin.AnnotatorPasswordLinkApi.as_view(),
+        name="admin-annotator-password-link",
+    ),
     path(
         "admin/annotators/<int:user_id>/deactivate/",
         admin.AnnotatorDeactivateApi.as_view(),

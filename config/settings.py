@@ -213,6 +213,12 @@ CSRF_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = _env_bool("SECURE_COOKIES", PRODUCTION)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 LOGIN_URL = "/login"
+# How long a one-time link to set a password (an invitation, a reset) stays valid.
+PASSWORD_RESET_TIMEOUT = _env_int("FFKV_PASSWORD_LINK_TTL_S", 3 * 24 * 3600)
+if PASSWORD_RESET_TIMEOUT < 60:
+    raise ImproperlyConfigured(
+        f"FFKV_PASSWORD_LINK_TTL_S must be 60 or more, not {PASSWORD_RESET_TIMEOUT}"
+    )
 CSRF_FAILURE_VIEW = "config.views.csrf_failure"
 
 # The login throttle counts in the cache: production points CACHE_URL at Redis so
@@ -267,6 +273,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "login": env.str("LOGIN_THROTTLE_RATE", default="10/min"),
         "login_username": env.str("LOGIN_USERNAME_THROTTLE_RATE", default="10/min"),
+        # The pages of a one-time link to set a password (annotate.apis.auth).
+        "password_link": env.str("PASSWORD_LINK_THROTTLE_RATE", default="10/min"),
     },
     "NUM_PROXIES": TRUSTED_PROXIES,
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",

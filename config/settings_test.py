@@ -13,6 +13,10 @@ from .settings import REST_FRAMEWORK
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
-    "DEFAULT_THROTTLE_RATES": {"login": "5/min", "login_username": "5/min"},
+    "DEFAULT_THROTTLE_RATES": {
+        "login": "5/min",
+        "login_username": "5/min",
+        "password_link": "5/min",
+    },
 }
 CELERY_TASK_ALWAYS_EAGER = False

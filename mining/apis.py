@@ -19,7 +19,12 @@ from mining.core import MineConfig, MiningError
 
 from . import services, sources
 from .models import MiningRun
-from .selectors import mining_run_list, mining_run_progress
+from .selectors import (
+    mining_run_duration_seconds,
+    mining_run_final_rate,
+    mining_run_list,
+    mining_run_progress,
+)
 
 QUEUE_UNAVAILABLE = "The task queue is unavailable; the run was not started. Retry later."
 
@@ -55,10 +60,25 @@ class RunOutputSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     progress = serializers.SerializerMethodField()
+    duration_seconds = serializers.SerializerMethodField(
+        help_text="From start to finish; for a run still going, so far. Null before it starts."
+    )
+    final_tokens_per_second = serializers.SerializerMethodField(
+        help_text="Tokens mined / seconds of the mining phase (shards), once it is over; "
+        "preparing and merging are not counted. Null before."
+    )
 
     @extend_schema_field(ProgressSerializer)
     def get_progress(self, run: MiningRun) -> dict[str, Any]:
         return mining_run_progress(run=run)
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_duration_seconds(self, run: MiningRun) -> float | None:
+        return mining_run_duration_seconds(run=run)
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_final_tokens_per_second(self, run: MiningRun) -> float | None:
+        return mining_run_final_rate(run=run)
 
 
 def _check_stale_runs() -> None:

@@ -47,6 +47,10 @@ class MiningRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The mining phase alone (the shards), without preparing (model load, tokenizing the
+    # corpus) nor merging and loading: its tokens / seconds is the run's final tokens/s.
+    mining_started_at = models.DateTimeField(null=True, blank=True)
+    mining_finished_at = models.DateTimeField(null=True, blank=True)
     # A worker's sign of life while it prepares, mines or merges this run; a run whose
     # heartbeat is older than FFKV_RUN_STALE_AFTER_S has its work queued again
     # (services.mining_run_requeue_stale), and fails after a few such re-queues.

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from .models import MiningRun, MiningShard
 
 
 def mining_run_list() -> QuerySet[MiningRun]:
-    """Runs with their progress summed over shards, in one query."""
+    """Runs, newest first, with their progress summed over shards, in one query."""
     running = Q(shards__status=MiningShard.Status.RUNNING)
-    return MiningRun.objects.select_related("study").annotate(
-        p_sentences=Coalesce(Sum("shards__sentences_done"), Value(0)),
-        p_tokens=Coalesce(Sum("shards__tokens_done"), Value(0)),
-        p_rate=Coalesce(Sum("shards__tokens_per_second", filter=running), Value(0.0)),
-        p_shards_done=Count("shards", filter=Q(shards__status=MiningShard.Status.DONE)),
-        p_shards=Count("shards"),
+    return (
+        MiningRun.objects.select_related("study")
+        .order_by("-created_at", "-id")
+        .annotate(
+            p_sentences=Coalesce(Sum("shards__sentences_done"), Value(0)),
+            p_tokens=Coalesce(Sum("shards__tokens_done"), Value(0)),
+            p_rate=Coalesce(Sum("shards__tokens_per_second", filter=running), Value(0.0)),
+            p_shards_done=Count("shards", filter=Q(shards__status=MiningShard.Status.DONE)),
+            p_shards=Count("shards"),
+        )
     )
 
 
@@ -37,3 +43,24 @@ def mining_run_progress(*, run: MiningRun) -> dict[str, Any]:
         "shards_done": int(row.p_shards_done),
         "shards_total": int(row.p_shards),
     }
+
+
+def mining_run_duration_seconds(*, run: MiningRun, now: datetime | None = None) -> float | None:
+    """Seconds from the start of the run to its end (to ``now`` while it goes on)."""
+    if run.started_at is None:
+        return None
+    end = run.finished_at or (None if run.finished else (now or timezone.now()))
+    if end is None:
+        return None
+    return max((end - run.started_at).total_seconds(), 0.0)
+
+
+def mining_run_final_rate(*, run: MiningRun) -> float | None:
+    """Tokens mined per second of the mining phase, once the phase is over."""
+    if run.mining_started_at is None or run.mining_finished_at is None:
+        return None
+    seconds = (run.mining_finished_at - run.mining_started_at).total_seconds()
+    if seconds <= 0:
+        return None
+    row: Any = run if hasattr(run, "p_tokens") else mining_run_list().get(pk=run.pk)
+    return int(row.p_tokens) / seconds

@@ -249,6 +249,8 @@ def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
             )
         MiningRun.objects.filter(pk=run.pk).update(
             status=MiningRun.Status.MINING,
+            mining_started_at=timezone.now(),
+            mining_finished_at=None,
             sentences_total=len(store),
             tokens_total=store.n_tokens,
             sentences_truncated=int(store.meta.get("n_truncated", 0)),
@@ -337,9 +339,9 @@ def mining_shard_mine(
                 mining_run_heartbeat(run_id=run.pk)
             return False
         locked.status = MiningRun.Status.MERGING
-        locked.heartbeat_at = timezone.now()
+        locked.heartbeat_at = locked.mining_finished_at = timezone.now()
         locked.requeues = 0
-        locked.save(update_fields=["status", "heartbeat_at", "requeues"])
+        locked.save(update_fields=["status", "heartbeat_at", "mining_finished_at", "requeues"])
         return True
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from django.contrib.auth.models import User
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
@@ -20,6 +21,8 @@ from ..selectors import (
     annotator_get,
     annotator_list,
     batch_get,
+    batch_key_count,
+    batch_key_page,
     batch_list_for_study,
     batch_progress,
     study_get,
@@ -28,11 +31,15 @@ from ..selectors import (
     user_find,
 )
 from ..services import (
+    PasswordLink,
+    annotator_create,
     annotator_deactivate_and_reassign,
     assignment_create_with_overlap,
+    assignment_extend,
     batch_create_by_layers,
     batch_create_by_random_sample,
     batch_create_from_list,
+    password_link_create,
     study_update,
 )
 from .common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer, UserRefField
@@ -44,6 +51,8 @@ BATCH_MODE_NEEDS = {
     "list": ("keys", "Give the keys as a list of {layer, index}."),
 }
 MAX_KEYS_IN_LIST = 100_000
+BATCH_KEYS_PAGE_SIZE = 50
+BATCH_KEYS_PAGE_MAX = 500
 
 _ADMIN_ERRORS = {400: OpenApiTypes.OBJECT, 403: ErrorSerializer, 404: ErrorSerializer}
 
@@ -241,6 +250,110 @@ class AssignmentCreateApi(AdminApi):
         )
 
 
+class AssignmentExtendApi(AdminApi):
+    """Add annotators to an assigned batch and/or raise its overlap. Keys already given
+    stay where they are; each key that has fewer than ``overlap`` annotators gets more,
+    drawn from the batch's active annotators (the new ones included) who hold the fewest
+    of its keys (``annotate.services.assignment_extend``)."""
+
+    @extend_schema_serializer(component_name="AssignmentExtend")
+    class InputSerializer(serializers.Serializer):
+        annotators = serializers.ListField(
+            child=UserRefField(),
+            max_length=1_000,
+            default=list,
+            help_text="Annotators to add (none: only raise the overlap).",
+        )
+        overlap = serializers.IntegerField(
+            min_value=1,
+            max_value=1_000,
+            help_text="The new number of annotators per key: at least the current one, "
+            "at most the batch's active annotators after the addition.",
+        )
+
+    @extend_schema_serializer(component_name="AssignmentExtended")
+    class OutputSerializer(serializers.Serializer):
+        batch = BatchOutputSerializer()
+        keys_added = serializers.IntegerField(help_text="(annotator, key) pairs added.")
+        keys_short = serializers.IntegerField(
+            help_text="Keys left below the overlap: too few annotators were free to take them."
+        )
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **_ADMIN_ERRORS})
+    def post(self, request: Request, batch_id: int) -> Response:
+        batch = _batch_or_404(batch_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        annotators = _users(data["annotators"], "annotators")
+        result = assignment_extend(batch=batch, annotators=annotators, overlap=data["overlap"])
+        out = {
+            "batch": _batch_or_404(batch_id),
+            "keys_added": result.keys_added,
+            "keys_short": result.keys_short,
+        }
+        return Response(self.OutputSerializer(out).data)
+
+
+@extend_schema_serializer(component_name="BatchKeyAnnotator")
+class BatchKeyAnnotatorSerializer(serializers.Serializer):
+    annotator_id = serializers.IntegerField()
+    username = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=["new", "draft", "submitted"], help_text="new: assigned and not opened yet."
+    )
+
+
+@extend_schema_serializer(component_name="BatchKey")
+class BatchKeySerializer(serializers.Serializer):
+    key_id = serializers.IntegerField()
+    layer = serializers.IntegerField()
+    index = serializers.IntegerField()
+    annotators = BatchKeyAnnotatorSerializer(many=True)
+
+
+class BatchKeyListApi(AdminApi):
+    """A page of the batch's keys in (layer, index) order, each with its annotators and
+    their status; ``count`` is the number of keys of the whole batch."""
+
+    class FilterSerializer(serializers.Serializer):
+        limit = serializers.IntegerField(
+            min_value=1,
+            max_value=BATCH_KEYS_PAGE_MAX,
+            default=BATCH_KEYS_PAGE_SIZE,
+            help_text=f"Keys per page (at most {BATCH_KEYS_PAGE_MAX}).",
+        )
+        offset = serializers.IntegerField(
+            min_value=0,
+            max_value=MAX_KEYS_IN_LIST * 100,
+            default=0,
+            help_text="How many keys to skip, in (layer, index) order.",
+        )
+
+    @extend_schema_serializer(component_name="BatchKeyPage")
+    class OutputSerializer(serializers.Serializer):
+        count = serializers.IntegerField(help_text="Keys in the whole batch.")
+        limit = serializers.IntegerField()
+        offset = serializers.IntegerField()
+        results = BatchKeySerializer(many=True)
+
+    @extend_schema(
+        parameters=[FilterSerializer], responses={200: OutputSerializer, **_ADMIN_ERRORS}
+    )
+    def get(self, request: Request, batch_id: int) -> Response:
+        batch = _batch_or_404(batch_id)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        limit, offset = filters.validated_data["limit"], filters.validated_data["offset"]
+        page = {
+            "count": batch_key_count(batch=batch),
+            "limit": limit,
+            "offset": offset,
+            "results": batch_key_page(batch=batch, offset=offset, limit=limit),
+        }
+        return Response(self.OutputSerializer(page).data)
+
+
 @extend_schema_serializer(component_name="ProgressCounts")
 class ProgressCountsSerializer(serializers.Serializer):
     keys_assigned = serializers.IntegerField(help_text="(annotator, key) pairs assigned.")
@@ -278,16 +391,79 @@ class BatchProgressApi(AdminApi):
         return Response(self.OutputSerializer(progress).data)
 
 
+@extend_schema_serializer(component_name="PasswordLink")
+class PasswordLinkSerializer(serializers.Serializer):
+    path = serializers.CharField(
+        help_text="The link's path on this site, /set-password#<uid>/<token> (the token "
+        "in the fragment, which browsers never send): it works once, until `expires_at`, "
+        "and only until a newer link is made."
+    )
+    expires_at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(component_name="AnnotatorWithLink")
+class AnnotatorWithLinkSerializer(serializers.Serializer):
+    annotator = AnnotatorOutputSerializer()
+    link = PasswordLinkSerializer()
+
+
+def _with_link(link: PasswordLink) -> dict[str, Any]:
+    data = {
+        "annotator": annotator_get(user_id=link.user.pk),
+        "link": {"path": link.path, "expires_at": link.expires_at},
+    }
+    return dict(AnnotatorWithLinkSerializer(data).data)
+
+
 class AnnotatorListApi(AdminApi):
+    @extend_schema_serializer(component_name="AnnotatorCreate")
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150, validators=[UnicodeUsernameValidator()])
+
     @extend_schema(responses={200: AnnotatorOutputSerializer(many=True), 403: ErrorSerializer})
     def get(self, request: Request) -> Response:
         return Response(AnnotatorOutputSerializer(annotator_list(), many=True).data)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            201: AnnotatorWithLinkSerializer,
+            400: OpenApiTypes.OBJECT,
+            403: ErrorSerializer,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        """Create an annotator without a password, and the one-time link that invites
+        them to choose one (the admin hands it over; nothing is e-mailed)."""
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        link = annotator_create(username=serializer.validated_data["username"])
+        return Response(_with_link(link), status=status.HTTP_201_CREATED)
+
+
+class AnnotatorPasswordLinkApi(AdminApi):
+    """A new one-time link for the annotator to set their password (a reset, or an
+    invitation sent again). Their current password, their sessions and every earlier
+    link stop working now."""
+
+    @extend_schema(request=None, responses={200: AnnotatorWithLinkSerializer, **_ADMIN_ERRORS})
+    def post(self, request: Request, user_id: int) -> Response:
+        annotator = annotator_get(user_id=user_id)
+        if annotator is None:
+            raise exceptions.NotFound(NOT_FOUND)
+        return Response(_with_link(password_link_create(user=annotator)))
 
 
 class AnnotatorDeactivateApi(AdminApi):
     @extend_schema_serializer(component_name="AnnotatorDeactivate")
     class InputSerializer(serializers.Serializer):
-        reassign_to = UserRefField(help_text="The annotator who takes the unfinished keys.")
+        reassign_to = UserRefField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="The annotator who takes the unfinished keys; may be left out only "
+            "when there are none.",
+        )
         transfer_drafts = serializers.BooleanField(
             default=False,
             help_text="False (the default): the new annotator starts each key blank and "
@@ -311,7 +487,8 @@ class AnnotatorDeactivateApi(AdminApi):
             raise exceptions.NotFound(NOT_FOUND)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        (reassign_to,) = _users([serializer.validated_data["reassign_to"]], "reassign_to")
+        ref = serializer.validated_data["reassign_to"]
+        reassign_to = None if ref is None else _users([ref], "reassign_to")[0]
         result = annotator_deactivate_and_reassign(
             annotator=annotator,
             reassign_to=reassign_to,

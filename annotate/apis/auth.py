@@ -21,7 +21,8 @@ from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 from rest_framework.views import APIView
 
 from ..permissions import user_is_annotator
-from .common import ErrorSerializer
+from ..services import PASSWORD_LINK_INVALID, password_link_user, password_set_with_link
+from .common import ApiErrorsMixin, ErrorSerializer
 
 INVALID_CREDENTIALS = "Invalid username or password."
 
@@ -136,3 +137,59 @@ class MeApi(APIView):
     @extend_schema(responses={200: UserOutputSerializer, 403: ErrorSerializer})
     def get(self, request: Request) -> Response:
         return Response(user_payload(request.user))
+
+
+@extend_schema_serializer(component_name="PasswordLinkCheck")
+class PasswordLinkInputSerializer(serializers.Serializer):
+    uid = serializers.CharField(max_length=64)
+    token = serializers.CharField(max_length=128)
+
+
+@method_decorator(csrf_protect, name="dispatch")
+class PasswordLinkCheckApi(ApiErrorsMixin, APIView):
+    """Whether a one-time link to set a password is valid, and whose it is. Asked with
+    POST so that the token stays out of query strings and access logs."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "password_link"
+
+    @extend_schema_serializer(component_name="PasswordLinkOwner")
+    class OutputSerializer(serializers.Serializer):
+        username = serializers.CharField()
+
+    @extend_schema(
+        request=PasswordLinkInputSerializer,
+        responses={200: OutputSerializer, 400: OpenApiTypes.OBJECT, 429: ErrorSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = PasswordLinkInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = password_link_user(**serializer.validated_data)
+        if user is None:
+            return Response({"detail": PASSWORD_LINK_INVALID}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(self.OutputSerializer(user).data)
+
+
+@method_decorator(csrf_protect, name="dispatch")
+class SetPasswordApi(ApiErrorsMixin, APIView):
+    """Set one's password with a one-time link, and sign in. The link is spent."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "password_link"
+
+    @extend_schema_serializer(component_name="SetPassword")
+    class InputSerializer(PasswordLinkInputSerializer):
+        password = serializers.CharField(max_length=512, trim_whitespace=False)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: UserOutputSerializer, 400: OpenApiTypes.OBJECT, 429: ErrorSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = password_set_with_link(**serializer.validated_data)
+        login(request, user)
+        return Response(user_payload(user))

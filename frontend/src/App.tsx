@@ -20,6 +20,7 @@ import { ReportPage } from './pages/manage/report/ReportPage';
 import { StudiesPage } from './pages/manage/StudiesPage';
 import { StudyPage } from './pages/manage/StudyPage';
 import { NotFoundPage } from './pages/NotFoundPage';
+import { SetPasswordPage } from './pages/SetPasswordPage';
 import { QueueProvider } from './workspace/QueueContext';
 
 const MAIN_ID = 'main';
@@ -51,6 +52,7 @@ export function App({
       <main id={MAIN_ID} tabIndex={-1}>
         <Routes>
           <Route path="/login" element={<LoginPage />} />
+          <Route path="/set-password" element={<SetPasswordPage />} />
           <Route
             path="/"
             element={

@@ -16,7 +16,11 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from annotate.apis.admin import BATCH_MODE_NEEDS, UNKNOWN_USER
 from annotate.apis.common import ApiErrorsMixin
 from annotate.models import Annotation, AssignmentKey
-from annotate.services import ASSIGNMENT_OVERLAP_OUT_OF_RANGE, BATCH_ALREADY_ASSIGNED
+from annotate.services import (
+    ASSIGNMENT_OVERLAP_OUT_OF_RANGE,
+    BATCH_ALREADY_ASSIGNED,
+    REASSIGN_NEEDED,
+)
 from tests.conftest import client_for
 from tests.factories import (
     AnnotationFactory,
@@ -139,7 +143,7 @@ def test_carol_assigns_a_batch_by_layer_to_alice_and_bob_with_overlap_2(carol, a
     [
         (
             {"annotators": ["alice"], "overlap": 2},
-            {"detail": ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(n=1)},
+            {"detail": ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(overlap=2, n=1)},
         ),
         (
             {"annotators": ["nobody"], "overlap": 1},
@@ -239,12 +243,28 @@ def test_deactivating_alice_can_hand_her_drafts_to_bob_when_asked(carol, alice, 
     "body", [{}, {"reassign_to": None}, {"reassign_to": "ghost"}, {"reassign_to": "alice"}]
 )
 def test_a_bad_deactivation_is_a_400_and_deactivates_nobody(carol, alice, body):
+    assigned_batch([alice], n_keys=1, n_prefixes=3)  # an unfinished key to hand over
     response = client_for(carol).post(
         f"/api/admin/annotators/{alice.pk}/deactivate/", body, format="json"
     )
     assert response.status_code == 400, response.content
+    if body.get("reassign_to", None) is None:
+        assert response.json()["detail"] == REASSIGN_NEEDED.format(username="alice", n=1)
     alice.refresh_from_db()
     assert alice.is_active
+
+
+def test_an_annotator_with_nothing_unfinished_is_deactivated_without_a_replacement(carol, alice):
+    _, (key,) = assigned_batch([alice], n_keys=1, n_prefixes=3)
+    AnnotationFactory(key=key, annotator=alice, status=Annotation.Status.SUBMITTED)
+    response = client_for(carol).post(
+        f"/api/admin/annotators/{alice.pk}/deactivate/", {}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["annotator"]["is_active"] is False
+    assert response.json()["keys_moved"] == 0
+    alice.refresh_from_db()
+    assert not alice.is_active
 
 
 # What a JSON body can carry and no database column can store: a NUL, and a lone
@@ -338,7 +358,7 @@ def test_every_api_endpoint_is_in_the_schema(api_client):
         "/api/" + str(p.pattern).replace("<int:", "{").replace(">", "}")
         for p in get_resolver("annotate.urls").url_patterns
     }
-    assert len(routes) == 19
+    assert len(routes) == 24
     assert routes <= set(paths)
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from unittest import mock
 
 import pytest
+from django.utils import timezone
 
 from mining.models import MiningRun, MiningShard
 from tests.conftest import client_for
@@ -276,3 +278,31 @@ def test_a_model_inside_the_roots_or_builtin_or_hub_is_accepted(carol, queued, r
     (models / "tiny" / "self").symlink_to(models / "tiny")  # a loop inside stays inside
     response = _post_run(carol, model=name.format(models=models))
     assert response.status_code == 201, response.content
+
+
+def test_runs_come_newest_first_with_their_duration_and_final_tokens_per_second(carol):
+    start = timezone.now() - timedelta(hours=1)
+    done = MiningRun.objects.create(
+        study_name="old",
+        params=BODY,
+        status="done",
+        tokens_total=6000,
+        started_at=start,
+        mining_started_at=start + timedelta(seconds=10),
+        mining_finished_at=start + timedelta(seconds=40),
+        finished_at=start + timedelta(seconds=65),
+    )
+    MiningShard.objects.create(
+        run=done, index=0, start=0, end=10, status="done", sentences_done=10, tokens_done=6000
+    )
+    MiningRun.objects.filter(pk=done.pk).update(created_at=start)
+    queued_run = MiningRun.objects.create(study_name="new", params=BODY)
+
+    rows = client_for(carol).get("/api/admin/mining-runs/").json()
+
+    assert [r["id"] for r in rows] == [queued_run.pk, done.pk]
+    assert rows[0]["duration_seconds"] is None
+    assert rows[0]["final_tokens_per_second"] is None
+    assert rows[1]["duration_seconds"] == 65.0
+    assert rows[1]["final_tokens_per_second"] == 200.0  # 6000 tokens in 30 s of mining
+    assert rows[1]["progress"]["tokens_per_second"] == 0.0  # no shard running any more

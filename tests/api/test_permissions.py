@@ -176,7 +176,29 @@ ADMIN = [
     Endpoint(
         "batch progress", "get", lambda w: f"/api/admin/batches/{w.batch.pk}/progress/", None, 200
     ),
+    Endpoint(
+        "assignment extend",
+        "post",
+        lambda w: f"/api/admin/batches/{w.batch.pk}/assignments/extend/",
+        lambda w: {"annotators": ["bob"], "overlap": 2},
+        200,
+    ),
+    Endpoint("batch keys", "get", lambda w: f"/api/admin/batches/{w.batch.pk}/keys/", None, 200),
     Endpoint("annotator list", "get", lambda w: "/api/admin/annotators/", None, 200),
+    Endpoint(
+        "annotator create",
+        "post",
+        lambda w: "/api/admin/annotators/",
+        lambda w: {"username": "newcomer"},
+        201,
+    ),
+    Endpoint(
+        "annotator password link",
+        "post",
+        lambda w: f"/api/admin/annotators/{w.alice_assignment.annotator_id}/password-link/",
+        None,
+        200,
+    ),
     Endpoint(
         "annotator deactivate",
         "post",

@@ -180,3 +180,101 @@ def test_deactivating_an_annotator_keeps_their_drafts_from_the_replacement_by_de
         bob_context.close()
     kept = Annotation.objects.get(key=key, annotator=alice)
     assert (kept.note, kept.patterns.count()) == ("alice's hunch", 1)
+
+
+def _open_batch(page, batch) -> None:
+    log_in(page, "carol", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))
+    page.goto(f"/manage/studies/{batch.study_id}/batches/{batch.pk}")
+    expect(page.get_by_role("heading", name=f"Batch {batch.name}")).to_be_visible()
+
+
+def test_the_assign_form_messages_follow_the_form_as_it_changes(page, carol, alice, bob):
+    batch, _ = assigned_batch([], n_keys=3, n_prefixes=3, name="fresh")
+    _open_batch(page, batch)
+    form = page.get_by_role("form", name="Assign to annotators")
+
+    form.get_by_role("button", name="Assign").click()
+    expect(form.get_by_test_id("assign-problem")).to_have_text("Choose at least one annotator.")
+    form.get_by_label("alice").check()
+    form.get_by_label("bob").check()
+    expect(form.get_by_test_id("assign-problem")).to_have_count(0)
+
+    form.get_by_label("Overlap (annotators per key)").fill("3")
+    expect(form.get_by_test_id("overlap-problem")).to_have_text(
+        "The overlap (3) cannot be larger than the number of annotators chosen (2): "
+        "each key goes to 3 different annotators."
+    )
+    form.get_by_role("button", name="Assign").click()
+    expect(form.get_by_test_id("overlap-problem")).to_be_visible()
+    assert not Assignment.objects.filter(batch=batch).exists()
+
+    form.get_by_label("Overlap (annotators per key)").fill("2")
+    expect(form.get_by_test_id("overlap-problem")).to_have_count(0)
+    form.get_by_role("button", name="Assign").click()
+    expect(page.get_by_test_id("batch-annotators")).to_contain_text("bob")
+    assert AssignmentKey.objects.filter(assignment__batch=batch).count() == 6
+
+
+def test_carol_adds_a_third_annotator_to_an_assigned_batch(page, carol, alice, bob):
+    from annotate.services import assignment_create_with_overlap
+    from tests.conftest import _annotator
+
+    dave = _annotator("dave")
+    batch, keys = assigned_batch([], n_keys=3, n_prefixes=3, name="pair")
+    assignment_create_with_overlap(batch=batch, annotators=[alice, bob], overlap=2)
+    _open_batch(page, batch)
+    table = page.get_by_test_id("batch-keys")
+    expect(table.get_by_role("columnheader")).to_have_text(["Key", "alice", "bob"])
+
+    form = page.get_by_role("form", name="Add annotators or raise the overlap")
+    expect(form.get_by_label("Overlap (annotators per key)")).to_have_value("2")
+    form.get_by_label("Overlap (annotators per key)").fill("3")
+    expect(form.get_by_test_id("overlap-problem")).to_contain_text(
+        "cannot be larger than the number of active annotators on the batch"
+    )
+    form.get_by_label("dave").check()
+    expect(form.get_by_test_id("overlap-problem")).to_have_count(0)
+    form.get_by_role("button", name="Add and give out keys").click()
+
+    expect(page.get_by_test_id("assign-done")).to_have_text("Done: 3 keys given out.")
+    expect(page.get_by_test_id("batch-annotators")).to_contain_text("dave")
+    expect(table.get_by_role("columnheader")).to_have_text(["Key", "alice", "bob", "dave"])
+    expect(table.locator("td[data-status='new']")).to_have_count(9)
+    assert sorted(
+        AssignmentKey.objects.filter(
+            assignment__batch=batch, assignment__annotator=dave
+        ).values_list("key_id", flat=True)
+    ) == sorted(key.pk for key in keys)
+
+
+def test_carol_creates_an_annotator_who_sets_a_password_with_the_link_and_signs_in(
+    page, browser, live_server, carol
+):
+    log_in(page, "carol", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))
+    page.get_by_role("link", name="Annotators").click()
+    page.get_by_label("Username of the new annotator").fill("dave")
+    page.get_by_role("button", name="Create and invite").click()
+
+    notice = page.get_by_test_id("password-link")
+    expect(notice.get_by_role("status")).to_contain_text("dave was created.")
+    link = notice.get_by_label("One-time link for dave").input_value()
+    assert re.fullmatch(rf"{re.escape(live_server.url)}/set-password#[\w-]+/[\w-]+", link)
+    expect(page.get_by_test_id("annotators").get_by_role("rowheader", name="dave")).to_be_visible()
+
+    dave_context = browser.new_context(base_url=live_server.url, locale="en-US")
+    try:
+        dave_page = dave_context.new_page()
+        dave_page.set_default_timeout(15_000)
+        dave_page.goto(link)
+        expect(dave_page.get_by_text("Welcome, dave.")).to_be_visible()
+        dave_page.get_by_label("New password", exact=True).fill("dave's long passphrase")
+        dave_page.get_by_label("New password again").fill("dave's long passphrase")
+        dave_page.get_by_role("button", name="Set password and sign in").click()
+        expect(dave_page.get_by_role("heading", name="My assignments")).to_be_visible()
+
+        dave_page.goto(link)  # spent
+        expect(dave_page.get_by_role("alert")).to_contain_text("This link is not valid")
+    finally:
+        dave_context.close()

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 
 from annotate.models import Key, Study, TriggerPrefix
 from mining.models import MiningRun, MiningShard
+from mining.selectors import mining_run_final_rate
 
 pytestmark = pytest.mark.django_db
 
@@ -69,6 +70,9 @@ def test_mine_loads_a_study_with_keys_and_their_prefixes(tiny_gpt2_dir, tiny_cor
     run = MiningRun.objects.get(study=study)
     assert run.status == MiningRun.Status.DONE
     assert run.sentences_total == 200
+    # The mining phase is timed apart from preparing and merging: the final tokens/s.
+    assert run.started_at <= run.mining_started_at < run.mining_finished_at <= run.finished_at
+    assert mining_run_final_rate(run=run) > 0
 
 
 def test_sharded_mining_equals_the_single_pass(tiny_gpt2_dir, tiny_corpus):

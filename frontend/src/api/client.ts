@@ -3,12 +3,16 @@
 import type {
   AdminAnnotator,
   AnnotatorDeactivated,
+  AnnotatorWithLink,
   AnnotationState,
   Assignment,
   AssignmentCreateRequest,
+  AssignmentExtended,
+  AssignmentExtendRequest,
   AssignmentKeyPage,
   Batch,
   BatchCreateRequest,
+  BatchKeyPage,
   BatchProgress,
   ExportFormat,
   ExportJob,
@@ -150,6 +154,12 @@ export const api = {
   me: () => request<User>('GET', '/api/auth/me/'),
   login: (credentials: LoginRequest) => request<User>('POST', '/api/auth/login/', credentials),
   logout: () => request<void>('POST', '/api/auth/logout/'),
+  /** Whose one-time link to set a password this is (a 400 when it is not valid). */
+  passwordLinkOwner: (uid: string, token: string) =>
+    request<{ username: string }>('POST', '/api/auth/password-link/', { uid, token }),
+  /** Set one's password with a one-time link; signs in. */
+  setPassword: (uid: string, token: string, password: string) =>
+    request<User>('POST', '/api/auth/set-password/', { uid, token, password }),
   assignments: () => request<Assignment[]>('GET', '/api/assignments/'),
   /** One page of an assignment's keys (`limit` at most 1000); `count` is the whole's. */
   assignmentKeys: (assignmentId: number, offset = 0, limit = 100) =>
@@ -190,11 +200,26 @@ export const api = {
       request<Batch>('POST', `/api/admin/studies/${studyId}/batches/`, body),
     assign: (batchId: number, body: AssignmentCreateRequest) =>
       request<Batch>('POST', `/api/admin/batches/${batchId}/assignments/`, body),
+    /** Add annotators to an assigned batch and/or raise its overlap. */
+    extendAssignment: (batchId: number, body: AssignmentExtendRequest) =>
+      request<AssignmentExtended>('POST', `/api/admin/batches/${batchId}/assignments/extend/`, body),
+    /** One page of a batch's keys with each annotator's status (`limit` at most 500). */
+    batchKeys: (batchId: number, offset = 0, limit = 50) =>
+      request<BatchKeyPage>(
+        'GET',
+        `/api/admin/batches/${batchId}/keys/?limit=${limit}&offset=${offset}`,
+      ),
     batchProgress: (batchId: number) =>
       request<BatchProgress>('GET', `/api/admin/batches/${batchId}/progress/`),
     annotators: () => request<AdminAnnotator[]>('GET', '/api/admin/annotators/'),
+    /** A new annotator without a password, with the one-time link that invites them. */
+    createAnnotator: (username: string) =>
+      request<AnnotatorWithLink>('POST', '/api/admin/annotators/', { username }),
+    /** A new one-time link; the annotator's current password stops working. */
+    passwordLink: (userId: number) =>
+      request<AnnotatorWithLink>('POST', `/api/admin/annotators/${userId}/password-link/`),
     /** `transferDrafts`: the replacement sees and continues the drafts (off: starts blank). */
-    deactivate: (userId: number, reassignTo: number | string, transferDrafts: boolean) =>
+    deactivate: (userId: number, reassignTo: number | string | null, transferDrafts: boolean) =>
       request<AnnotatorDeactivated>('POST', `/api/admin/annotators/${userId}/deactivate/`, {
         reassign_to: reassignTo,
         transfer_drafts: transferDrafts,

@@ -13,7 +13,11 @@ export interface paths {
         };
         get: operations["admin_annotators_list"];
         put?: never;
-        post?: never;
+        /**
+         * @description Create an annotator without a password, and the one-time link that invites
+         *     them to choose one (the admin hands it over; nothing is e-mailed).
+         */
+        post: operations["admin_annotators_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -36,6 +40,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/annotators/{user_id}/password-link/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description A new one-time link for the annotator to set their password (a reset, or an
+         *     invitation sent again). Their current password, their sessions and every earlier
+         *     link stop working now.
+         */
+        post: operations["admin_annotators_password_link_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/batches/{batch_id}/assignments/": {
         parameters: {
             query?: never;
@@ -46,6 +71,48 @@ export interface paths {
         get?: never;
         put?: never;
         post: operations["admin_batches_assignments_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/batches/{batch_id}/assignments/extend/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Add annotators to an assigned batch and/or raise its overlap. Keys already given
+         *     stay where they are; each key that has fewer than ``overlap`` annotators gets more,
+         *     drawn from the batch's active annotators (the new ones included) who hold the fewest
+         *     of its keys (``annotate.services.assignment_extend``).
+         */
+        post: operations["admin_batches_assignments_extend_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/batches/{batch_id}/keys/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description A page of the batch's keys in (layer, index) order, each with its annotators and
+         *     their status; ``count`` is the number of keys of the whole batch.
+         */
+        get: operations["admin_batches_keys_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -344,6 +411,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/password-link/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Whether a one-time link to set a password is valid, and whose it is. Asked with
+         *     POST so that the token stays out of query strings and access logs.
+         */
+        post: operations["auth_password_link_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/set-password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Set one's password with a one-time link, and sign in. The link is spent. */
+        post: operations["auth_set_password_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/keys/{key_id}/": {
         parameters: {
             query?: never;
@@ -511,9 +615,12 @@ export interface components {
          * @enum {string}
          */
         AnnotationStatusEnum: "draft" | "submitted";
+        AnnotatorCreateRequest: {
+            username: string;
+        };
         AnnotatorDeactivateRequest: {
-            /** @description The annotator who takes the unfinished keys. */
-            reassign_to: number | string;
+            /** @description The annotator who takes the unfinished keys; may be left out only when there are none. */
+            reassign_to?: (number | string) | null;
             /**
              * @description False (the default): the new annotator starts each key blank and never sees the deactivated annotator's drafts, which stay with their author. True: the drafts move along and the new annotator sees and continues them.
              * @default false
@@ -538,6 +645,10 @@ export interface components {
             username: string;
             is_active: boolean;
         };
+        AnnotatorWithLink: {
+            annotator: components["schemas"]["AdminAnnotator"];
+            link: components["schemas"]["PasswordLink"];
+        };
         Assignment: {
             id: number;
             batch_name: string;
@@ -552,6 +663,19 @@ export interface components {
             annotators: (number | string)[];
             /** @description How many of the annotators see each key (N); at most their number. */
             overlap: number;
+        };
+        AssignmentExtendRequest: {
+            /** @description Annotators to add (none: only raise the overlap). */
+            annotators?: (number | string)[];
+            /** @description The new number of annotators per key: at least the current one, at most the batch's active annotators after the addition. */
+            overlap: number;
+        };
+        AssignmentExtended: {
+            batch: components["schemas"]["Batch"];
+            /** @description (annotator, key) pairs added. */
+            keys_added: number;
+            /** @description Keys left below the overlap: too few annotators were free to take them. */
+            keys_short: number;
         };
         AssignmentKey: {
             id: number;
@@ -606,6 +730,38 @@ export interface components {
              */
             seed: number;
             keys?: components["schemas"]["KeyRefRequest"][];
+        };
+        BatchKey: {
+            key_id: number;
+            layer: number;
+            index: number;
+            annotators: components["schemas"]["BatchKeyAnnotator"][];
+        };
+        BatchKeyAnnotator: {
+            annotator_id: number;
+            username: string;
+            /**
+             * @description new: assigned and not opened yet.
+             *
+             *     * `new` - new
+             *     * `draft` - draft
+             *     * `submitted` - submitted
+             */
+            status: components["schemas"]["BatchKeyAnnotatorStatusEnum"];
+        };
+        /**
+         * @description * `new` - new
+         *     * `draft` - draft
+         *     * `submitted` - submitted
+         * @enum {string}
+         */
+        BatchKeyAnnotatorStatusEnum: "new" | "draft" | "submitted";
+        BatchKeyPage: {
+            /** @description Keys in the whole batch. */
+            count: number;
+            limit: number;
+            offset: number;
+            results: components["schemas"]["BatchKey"][];
         };
         BatchProgress: {
             batch_id: number;
@@ -752,6 +908,16 @@ export interface components {
             /** Format: date-time */
             finished_at: string | null;
             readonly progress: components["schemas"]["MiningProgress"];
+            /**
+             * Format: double
+             * @description From start to finish; for a run still going, so far. Null before it starts.
+             */
+            readonly duration_seconds: number | null;
+            /**
+             * Format: double
+             * @description Tokens mined / seconds of the mining phase (shards), once it is over; preparing and merging are not counted. Null before.
+             */
+            readonly final_tokens_per_second: number | null;
         };
         MiningRunCreateRequest: {
             study_name: string;
@@ -803,6 +969,19 @@ export interface components {
         };
         /** @enum {unknown} */
         NullEnum: null;
+        PasswordLink: {
+            /** @description The link's path on this site, /set-password#<uid>/<token> (the token in the fragment, which browsers never send): it works once, until `expires_at`, and only until a newer link is made. */
+            path: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        PasswordLinkCheckRequest: {
+            uid: string;
+            token: string;
+        };
+        PasswordLinkOwner: {
+            username: string;
+        };
         PatchedPatternUpdateRequest: {
             description?: string;
             kind?: components["schemas"]["KindEnum"];
@@ -1098,6 +1277,11 @@ export interface components {
          * @enum {string}
          */
         SentencesEnum: "split" | "lines";
+        SetPasswordRequest: {
+            uid: string;
+            token: string;
+            password: string;
+        };
         StudyDetail: {
             id: number;
             name: string;
@@ -1247,6 +1431,47 @@ export interface operations {
             };
         };
     };
+    admin_annotators_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnnotatorCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotatorWithLink"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     admin_annotators_deactivate_create: {
         parameters: {
             query?: never;
@@ -1256,7 +1481,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["AnnotatorDeactivateRequest"];
             };
@@ -1268,6 +1493,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnnotatorDeactivated"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_annotators_password_link_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotatorWithLink"];
                 };
             };
             400: {
@@ -1319,6 +1591,109 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_batches_assignments_extend_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssignmentExtendRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssignmentExtended"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_batches_keys_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Keys per page (at most 500). */
+                limit?: number;
+                /** @description How many keys to skip, in (layer, index) order. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                batch_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchKeyPage"];
                 };
             };
             400: {
@@ -2209,6 +2584,88 @@ export interface operations {
                 };
             };
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    auth_password_link_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordLinkCheckRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordLinkOwner"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    auth_set_password_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPasswordRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

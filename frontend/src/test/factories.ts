@@ -75,6 +75,8 @@ export function makeRun(overrides: Partial<MiningRun> = {}): MiningRun {
     created_at: '2025-03-01T09:30:00Z',
     started_at: '2025-03-01T09:30:01Z',
     finished_at: null,
+    duration_seconds: 64,
+    final_tokens_per_second: null,
     progress: {
       sentences_done: 250,
       sentences_total: 1000,

@@ -410,7 +410,7 @@ def test_overlap_is_refused_when_out_of_range_or_with_repeated_annotators(alice,
     batch = BatchFactory(keys=KeyFactory.create_batch(2))
     with pytest.raises(ServiceError) as too_many:
         assignment_create_with_overlap(batch=batch, annotators=[alice, bob], overlap=3)
-    assert too_many.value.message == ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(n=2)
+    assert too_many.value.message == ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(overlap=3, n=2)
     with pytest.raises(ServiceError) as repeated:
         assignment_create_with_overlap(batch=batch, annotators=[alice, alice], overlap=1)
     assert repeated.value.message == ASSIGNMENT_ANNOTATORS_DUPLICATED

@@ -99,3 +99,100 @@ describe('AnnotatorsPage: deactivating an annotator', () => {
     );
   });
 });
+
+
+describe('AnnotatorsPage: deactivating an annotator with nothing unfinished', () => {
+  it('asks, then deactivates without naming a replacement', async () => {
+    const sent: unknown[] = [];
+    const dave = { ...annotator(4, 'dave'), keys_assigned: 0, keys_submitted: 0 };
+    let listed = [ALICE, dave];
+    mockApi({
+      'GET /api/admin/annotators/': () => json(200, listed),
+      'POST /api/admin/annotators/4/deactivate/': (init) => {
+        sent.push(JSON.parse(String(init?.body)));
+        listed = [ALICE, { ...dave, is_active: false }];
+        return json(200, { annotator: listed[1], keys_moved: 0, keys_skipped: 0, drafts_moved: 0 });
+      },
+    });
+    renderApp({ path: '/manage/annotators', user: carol });
+    const row = (await screen.findAllByRole('row')).find((r) => r.textContent?.startsWith('dave'))!;
+    expect(within(row).queryByLabelText('Give the unfinished keys of dave to')).toBeNull();
+    await userEvent.click(within(row).getByRole('button', { name: 'Deactivate…' }));
+    expect(within(row).getByText(/dave has no unfinished keys/)).toBeInTheDocument();
+    expect(sent).toEqual([]);
+    await userEvent.click(within(row).getByRole('button', { name: 'Deactivate dave' }));
+    expect(sent).toEqual([{ reassign_to: null, transfer_drafts: false }]);
+    expect(await screen.findByText('no')).toBeInTheDocument();
+  });
+});
+
+describe('AnnotatorsPage: accounts', () => {
+  const LINK = { path: '/set-password#NA/abc-123', expires_at: '2025-03-04T09:30:00Z' };
+
+  it('creates an annotator and shows the one-time link to hand over', async () => {
+    const sent: unknown[] = [];
+    let listed = [ALICE, BOB];
+    const dave = annotator(4, 'dave');
+    mockApi({
+      'GET /api/admin/annotators/': () => json(200, listed),
+      'POST /api/admin/annotators/': (init) => {
+        sent.push(JSON.parse(String(init?.body)));
+        listed = [ALICE, BOB, dave];
+        return json(201, { annotator: dave, link: LINK });
+      },
+    });
+    renderApp({ path: '/manage/annotators', user: carol });
+    await screen.findByTestId('annotators');
+    await userEvent.type(screen.getByLabelText('Username of the new annotator'), ' dave ');
+    await userEvent.click(screen.getByRole('button', { name: 'Create and invite' }));
+
+    expect(sent).toEqual([{ username: 'dave' }]);
+    const notice = await screen.findByTestId('password-link');
+    expect(within(notice).getByRole('status')).toHaveTextContent(/^dave was created\. Send them this link/);
+    expect(within(notice).getByLabelText('One-time link for dave')).toHaveValue(
+      `${window.location.origin}/set-password#NA/abc-123`,
+    );
+    expect(
+      await within(screen.getByTestId('annotators')).findByRole('rowheader', { name: 'dave' }),
+    ).toBeInTheDocument();
+    expect(screen.getByLabelText('Username of the new annotator')).toHaveValue('');
+  });
+
+  it('says why a name is refused', async () => {
+    mockApi({
+      'GET /api/admin/annotators/': () => json(200, [ALICE]),
+      'POST /api/admin/annotators/': () =>
+        json(400, { detail: "There is already a user named 'alice'." }),
+    });
+    renderApp({ path: '/manage/annotators', user: carol });
+    await userEvent.type(await screen.findByLabelText('Username of the new annotator'), 'alice');
+    await userEvent.click(screen.getByRole('button', { name: 'Create and invite' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      "There is already a user named 'alice'.",
+    );
+  });
+
+  it('makes a new password link only after asking', async () => {
+    let made = 0;
+    mockApi({
+      'GET /api/admin/annotators/': () => json(200, [ALICE, BOB]),
+      'POST /api/admin/annotators/1/password-link/': () => {
+        made += 1;
+        return json(200, { annotator: ALICE, link: LINK });
+      },
+    });
+    renderApp({ path: '/manage/annotators', user: carol });
+    await userEvent.click(await screen.findByRole('button', { name: 'New password link for alice' }));
+    expect(made).toBe(0);
+    expect(
+      screen.getByText('Make a new password link for alice? Their current password stops working now.'),
+    ).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'New password link for alice' }));
+
+    const notice = await screen.findByTestId('password-link');
+    expect(made).toBe(1);
+    expect(within(notice).getByRole('status')).toHaveTextContent(
+      /^New link for alice: .* Their old password and earlier links no longer work\.$/,
+    );
+  });
+});

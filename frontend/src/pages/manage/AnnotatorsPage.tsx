@@ -1,18 +1,27 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
+import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { api } from '../../api/client';
 import { errorMessage } from '../../api/errorMessage';
-import type { AdminAnnotator } from '../../api/types';
+import type { AdminAnnotator, AnnotatorWithLink } from '../../api/types';
 import { Loading } from '../../components/Loading';
 import { useLoad } from './useLoad';
 
 export function AnnotatorsPage() {
   const { t } = useTranslation();
   const [state, reload] = useLoad(() => api.admin.annotators(), []);
+  // The last link made (by a create or a reset), shown once where the admin is looking.
+  const [made, setMade] = useState<{ link: AnnotatorWithLink; created: boolean } | null>(null);
+  function linkMade(link: AnnotatorWithLink, created: boolean) {
+    setMade({ link, created });
+    reload();
+  }
   return (
     <section className="stack">
       <h1>{t('manage.annotators')}</h1>
+      <CreateAnnotator onCreated={(link) => linkMade(link, true)} />
+      {made && <LinkNotice link={made.link} created={made.created} />}
       {state.kind === 'loading' && <Loading />}
       {state.kind === 'failed' && (
         <p role="alert" className="alert">
@@ -26,6 +35,7 @@ export function AnnotatorsPage() {
               <th scope="col">{t('annotators.username')}</th>
               <th scope="col">{t('annotators.keys')}</th>
               <th scope="col">{t('annotators.active')}</th>
+              <th scope="col">{t('annotators.password')}</th>
               <th scope="col">{t('annotators.deactivate')}</th>
             </tr>
           </thead>
@@ -42,8 +52,16 @@ export function AnnotatorsPage() {
                 <td>{annotator.is_active ? t('annotators.yes') : t('annotators.no')}</td>
                 <td>
                   {annotator.is_active && (
-                    <Deactivate annotator={annotator} others={state.data} onDone={reload} />
+                    <NewPasswordLink annotator={annotator} onMade={(link) => linkMade(link, false)} />
                   )}
+                </td>
+                <td>
+                  {annotator.is_active &&
+                    (annotator.keys_assigned > annotator.keys_submitted ? (
+                      <Deactivate annotator={annotator} others={state.data} onDone={reload} />
+                    ) : (
+                      <DeactivateAlone annotator={annotator} onDone={reload} />
+                    ))}
                 </td>
               </tr>
             ))}
@@ -51,6 +69,221 @@ export function AnnotatorsPage() {
         </table>
       )}
     </section>
+  );
+}
+
+function CreateAnnotator({ onCreated }: { onCreated: (link: AnnotatorWithLink) => void }) {
+  const { t } = useTranslation();
+  const inputId = useId();
+  const [username, setUsername] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onCreated(await api.admin.createAnnotator(username.trim()));
+      setUsername('');
+    } catch (failure) {
+      setError(errorMessage(failure, t));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form
+      className="card form-grid"
+      onSubmit={(event) => void create(event)}
+      aria-labelledby={`${inputId}-heading`}
+    >
+      <h2 id={`${inputId}-heading`}>{t('annotators.createHeading')}</h2>
+      <div className="field">
+        <label htmlFor={inputId}>{t('annotators.newUsername')}</label>
+        <input
+          id={inputId}
+          autoComplete="off"
+          autoCapitalize="none"
+          spellCheck={false}
+          required
+          maxLength={150}
+          value={username}
+          onChange={(e) => setUsername(e.target.value)}
+        />
+      </div>
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+      <div>
+        <button type="submit" className="primary" disabled={busy || username.trim() === ''}>
+          {t('annotators.create')}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The one-time link just made, to copy and hand to the annotator (nothing is e-mailed). */
+export function LinkNotice({ link, created }: { link: AnnotatorWithLink; created: boolean }) {
+  const { t, i18n } = useTranslation();
+  const inputId = useId();
+  const [copied, setCopied] = useState(false);
+  const ref = useRef<HTMLParagraphElement>(null);
+  const url = `${window.location.origin}${link.link.path}`;
+  const names = {
+    name: link.annotator.username,
+    expires: new Intl.DateTimeFormat(i18n.language, {
+      dateStyle: 'medium',
+      timeStyle: 'short',
+    }).format(new Date(link.link.expires_at)),
+  };
+
+  useEffect(() => {
+    ref.current?.focus();
+  }, [link]);
+
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(url);
+      setCopied(true);
+    } catch {
+      // No clipboard (an insecure origin): the link is selectable in its field.
+      setCopied(false);
+    }
+  }
+
+  return (
+    <div className="card stack" data-testid="password-link">
+      <p role="status" tabIndex={-1} ref={ref} className="success">
+        {created ? t('annotators.created', names) : t('annotators.linkMade', names)}
+      </p>
+      <div className="inline-fields">
+        <label htmlFor={inputId} className="visually-hidden">
+          {t('annotators.linkLabel', names)}
+        </label>
+        <input
+          id={inputId}
+          readOnly
+          value={url}
+          size={Math.min(url.length, 80)}
+          onFocus={(e) => e.target.select()}
+        />
+        <button type="button" onClick={() => void copy()}>
+          {t('annotators.copy')}
+        </button>
+        {copied && <span className="muted">{t('annotators.copied')}</span>}
+      </div>
+    </div>
+  );
+}
+
+/** A reset: asks first, since the annotator's current password stops working at once. */
+function NewPasswordLink({
+  annotator,
+  onMade,
+}: {
+  annotator: AdminAnnotator;
+  onMade: (link: AnnotatorWithLink) => void;
+}) {
+  const { t } = useTranslation();
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const names = { name: annotator.username };
+
+  async function make() {
+    setBusy(true);
+    setError(null);
+    try {
+      onMade(await api.admin.passwordLink(annotator.id));
+      setAsking(false);
+    } catch (failure) {
+      setError(errorMessage(failure, t));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  if (!asking) {
+    return (
+      <button
+        type="button"
+        onClick={() => setAsking(true)}
+        aria-label={t('annotators.newLinkNamed', names)}
+      >
+        {t('annotators.newLink')}
+      </button>
+    );
+  }
+  return (
+    <div className="stack">
+      <p>{t('annotators.confirmNewLink', names)}</p>
+      <div className="inline-fields">
+        <button type="button" disabled={busy} onClick={() => void make()}>
+          {t('annotators.newLinkNamed', names)}
+        </button>
+        <button type="button" onClick={() => setAsking(false)}>
+          {t('annotators.cancel')}
+        </button>
+      </div>
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** An annotator with no unfinished key: nothing to hand over, so no replacement. */
+function DeactivateAlone({ annotator, onDone }: { annotator: AdminAnnotator; onDone: () => void }) {
+  const { t } = useTranslation();
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const names = { name: annotator.username };
+
+  async function confirm() {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.admin.deactivate(annotator.id, null, false);
+      onDone();
+    } catch (failure) {
+      setError(errorMessage(failure, t));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  if (!asking) {
+    return (
+      <button type="button" onClick={() => setAsking(true)}>
+        {t('annotators.deactivateAlone')}
+      </button>
+    );
+  }
+  return (
+    <div className="stack">
+      <p>{t('annotators.confirmDeactivateAlone', names)}</p>
+      <div className="inline-fields">
+        <button type="button" disabled={busy} onClick={() => void confirm()}>
+          {t('annotators.confirmDeactivate', names)}
+        </button>
+        <button type="button" onClick={() => setAsking(false)}>
+          {t('annotators.cancel')}
+        </button>
+      </div>
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+    </div>
   );
 }
 

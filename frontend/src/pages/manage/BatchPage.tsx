@@ -5,7 +5,13 @@ import { Link, useParams } from 'react-router-dom';
 
 import { api } from '../../api/client';
 import { errorMessage } from '../../api/errorMessage';
-import type { Batch, BatchProgress, ProgressCounts } from '../../api/types';
+import type {
+  AdminAnnotator,
+  Batch,
+  BatchKeyStatus,
+  BatchProgress,
+  ProgressCounts,
+} from '../../api/types';
 import { Loading } from '../../components/Loading';
 import { ProgressBar } from '../../components/ProgressBar';
 import { useLoad } from './useLoad';
@@ -17,6 +23,16 @@ export function BatchPage() {
   const { t } = useTranslation();
   const [batches, reloadBatches] = useLoad(() => api.admin.batches(study), [study]);
   const [progress, reloadProgress] = useLoad(() => api.admin.batchProgress(id), [id]);
+  const [round, setRound] = useState(0);
+  // Kept here, not in the forms: the form that sent the request is replaced once the
+  // batch reloads (assigned → the extension form; more annotators → a fresh one).
+  const [notice, setNotice] = useState<string | null>(null);
+  function done(text: string) {
+    setNotice(text);
+    reloadBatches();
+    reloadProgress();
+    setRound((r) => r + 1);
+  }
 
   if (batches.kind === 'loading') return <Loading />;
   if (batches.kind === 'failed') {
@@ -53,13 +69,21 @@ export function BatchPage() {
           </ul>
         )}
       </div>
-      <AssignForm
-        batch={batch}
-        onAssigned={() => {
-          reloadBatches();
-          reloadProgress();
-        }}
-      />
+      {batch.annotators.length === 0 ? (
+        <AssignForm batch={batch} onAssigned={done} />
+      ) : progress.kind === 'loaded' ? (
+        <ExtendForm
+          key={`${batch.annotators.length}-${progress.data.annotators_per_key_min}`}
+          batch={batch}
+          currentOverlap={progress.data.annotators_per_key_min}
+          onExtended={done}
+        />
+      ) : null}
+      {notice && (
+        <p role="status" className="success" data-testid="assign-done">
+          {notice}
+        </p>
+      )}
       <div className="section-head">
         <h2>{t('progress.heading')}</h2>
         <button type="button" onClick={reloadProgress}>
@@ -73,40 +97,163 @@ export function BatchPage() {
         </p>
       )}
       {progress.kind === 'loaded' && <ProgressDashboard progress={progress.data} />}
+      <BatchKeys batch={batch} round={round} />
     </section>
   );
 }
 
-function AssignForm({ batch, onAssigned }: { batch: Batch; onAssigned: () => void }) {
+type OverlapProblem =
+  | { key: 'assignForm.overlapNotNumber'; values: Record<string, never> }
+  | { key: 'extendForm.overlapTooLow'; values: { current: number } }
+  | { key: 'assignForm.overlapTooHigh'; values: { overlap: number; count: number } };
+
+/** The message for an overlap problem; `tooHigh` names the limit as the form has it. */
+function useOverlapText(
+  problem: OverlapProblem | null,
+  tooHigh: 'assignForm.overlapTooHigh' | 'extendForm.overlapTooHigh',
+): string | null {
+  const { t } = useTranslation();
+  if (problem === null) return null;
+  if (problem.key === 'assignForm.overlapTooHigh') return t(tooHigh, problem.values);
+  if (problem.key === 'extendForm.overlapTooLow') return t(problem.key, problem.values);
+  return t(problem.key);
+}
+
+/**
+ * What is wrong with an overlap typed as `text`: not a whole number ≥ 1, below `min`
+ * (the batch's current overlap), or above `max` annotators (0: none chosen yet, so no
+ * limit to name).
+ */
+export function overlapProblem(
+  text: string,
+  max: number,
+  min: number,
+): OverlapProblem | null {
+  const overlap = Number(text);
+  if (text.trim() === '' || !Number.isInteger(overlap) || overlap < 1) {
+    return { key: 'assignForm.overlapNotNumber', values: {} };
+  }
+  if (overlap < min) return { key: 'extendForm.overlapTooLow', values: { current: min } };
+  if (max > 0 && overlap > max) {
+    return { key: 'assignForm.overlapTooHigh', values: { overlap, count: max } };
+  }
+  return null;
+}
+
+function AnnotatorChoices({
+  annotators,
+  chosen,
+  setChosen,
+  legend,
+}: {
+  annotators: AdminAnnotator[];
+  chosen: number[];
+  setChosen: (update: (current: number[]) => number[]) => void;
+  legend: string;
+}) {
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      {annotators.map((annotator) => (
+        <label key={annotator.id} className="checkbox">
+          <input
+            type="checkbox"
+            checked={chosen.includes(annotator.id)}
+            onChange={(e) =>
+              setChosen((current) =>
+                e.target.checked
+                  ? [...current, annotator.id]
+                  : current.filter((each) => each !== annotator.id),
+              )
+            }
+          />
+          {annotator.username}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function OverlapField({
+  id,
+  value,
+  onChange,
+  problem,
+}: {
+  id: string;
+  value: string;
+  onChange: (value: string) => void;
+  problem: string | null;
+}) {
+  const { t } = useTranslation();
+  const problemId = `${id}-problem`;
+  return (
+    <div className="field narrow">
+      <label htmlFor={id}>{t('assignForm.overlap')}</label>
+      <input
+        id={id}
+        type="number"
+        min={1}
+        value={value}
+        aria-invalid={problem !== null}
+        aria-describedby={problem ? problemId : undefined}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      <span className="muted">{t('assignForm.overlapHint')}</span>
+      {problem && (
+        <p id={problemId} role="alert" className="alert" data-testid="overlap-problem">
+          {problem}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function AssignForm({
+  batch,
+  onAssigned,
+}: {
+  batch: Batch;
+  onAssigned: (notice: string) => void;
+}) {
   const { t } = useTranslation();
   const [annotators] = useLoad(() => api.admin.annotators(), []);
   const [chosen, setChosen] = useState<number[]>([]);
   const [overlap, setOverlap] = useState('1');
+  const [tried, setTried] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  // Computed from the form as it is now, so they follow every tick and keystroke.
+  const nobody = tried && chosen.length === 0 ? t('assignForm.pickSomeone') : null;
+  const problem = overlapProblem(overlap, chosen.length, 1);
+  const overlapText = useOverlapText(problem, 'assignForm.overlapTooHigh');
 
   async function assign(event: FormEvent) {
     event.preventDefault();
-    setMessage(null);
-    if (chosen.length === 0) {
-      setMessage({ ok: false, text: t('assignForm.pickSomeone') });
-      return;
-    }
+    setError(null);
+    setTried(true);
+    if (chosen.length === 0 || problem) return;
     setBusy(true);
     try {
       await api.admin.assign(batch.id, { annotators: chosen, overlap: Number(overlap) });
-      setMessage({ ok: true, text: t('assignForm.done') });
       setChosen([]);
-      onAssigned();
+      setTried(false);
+      onAssigned(t('assignForm.done'));
     } catch (failure) {
-      setMessage({ ok: false, text: errorMessage(failure, t) });
+      setError(errorMessage(failure, t));
     } finally {
       setBusy(false);
     }
   }
 
   return (
-    <form className="card form-grid" onSubmit={(event) => void assign(event)} aria-labelledby="assign-heading">
+    <form
+      className="card form-grid"
+      noValidate
+      onSubmit={(event) => void assign(event)}
+      aria-labelledby="assign-heading"
+    >
       <h2 id="assign-heading">{t('assignForm.heading')}</h2>
       {annotators.kind === 'loading' && <Loading />}
       {annotators.kind === 'failed' && (
@@ -115,43 +262,22 @@ function AssignForm({ batch, onAssigned }: { batch: Batch; onAssigned: () => voi
         </p>
       )}
       {annotators.kind === 'loaded' && (
-        <fieldset>
-          <legend>{t('assignForm.annotators')}</legend>
-          {annotators.data
-            .filter((annotator) => annotator.is_active)
-            .map((annotator) => (
-              <label key={annotator.id} className="checkbox">
-                <input
-                  type="checkbox"
-                  checked={chosen.includes(annotator.id)}
-                  onChange={(e) =>
-                    setChosen((current) =>
-                      e.target.checked
-                        ? [...current, annotator.id]
-                        : current.filter((each) => each !== annotator.id),
-                    )
-                  }
-                />
-                {annotator.username}
-              </label>
-            ))}
-        </fieldset>
-      )}
-      <div className="field narrow">
-        <label htmlFor="assign-overlap">{t('assignForm.overlap')}</label>
-        <input
-          id="assign-overlap"
-          type="number"
-          min={1}
-          max={Math.max(1, chosen.length)}
-          value={overlap}
-          onChange={(e) => setOverlap(e.target.value)}
+        <AnnotatorChoices
+          annotators={annotators.data.filter((annotator) => annotator.is_active)}
+          chosen={chosen}
+          setChosen={setChosen}
+          legend={t('assignForm.annotators')}
         />
-        <span className="muted">{t('assignForm.overlapHint')}</span>
-      </div>
-      {message && (
-        <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'success' : 'alert'}>
-          {message.text}
+      )}
+      {nobody && (
+        <p role="alert" className="alert" data-testid="assign-problem">
+          {nobody}
+        </p>
+      )}
+      <OverlapField id="assign-overlap" value={overlap} onChange={setOverlap} problem={overlapText} />
+      {error && (
+        <p role="alert" className="alert">
+          {error}
         </p>
       )}
       <div>
@@ -160,6 +286,191 @@ function AssignForm({ batch, onAssigned }: { batch: Batch; onAssigned: () => voi
         </button>
       </div>
     </form>
+  );
+}
+
+/** Add annotators to an assigned batch and/or raise its overlap. */
+function ExtendForm({
+  batch,
+  currentOverlap,
+  onExtended,
+}: {
+  batch: Batch;
+  currentOverlap: number;
+  onExtended: (notice: string) => void;
+}) {
+  const { t } = useTranslation();
+  const [annotators] = useLoad(() => api.admin.annotators(), []);
+  const [chosen, setChosen] = useState<number[]>([]);
+  const [overlap, setOverlap] = useState(String(currentOverlap));
+  const [tried, setTried] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const onBatch = new Set(batch.annotators.map((annotator) => annotator.id));
+  const loaded = annotators.kind === 'loaded' ? annotators.data : [];
+  const activeOnBatch = loaded.filter((a) => a.is_active && onBatch.has(a.id)).length;
+  const addable = loaded.filter((a) => a.is_active && !onBatch.has(a.id));
+  const problem = overlapProblem(overlap, activeOnBatch + chosen.length, currentOverlap);
+  const overlapText = useOverlapText(problem, 'extendForm.overlapTooHigh');
+
+  if (annotators.kind !== 'loaded') {
+    return annotators.kind === 'loading' ? (
+      <Loading />
+    ) : (
+      <p role="alert" className="alert">
+        {annotators.message}
+      </p>
+    );
+  }
+  const idle = chosen.length === 0 && Number(overlap) === currentOverlap;
+  const nothing = tried && idle ? t('extendForm.nothingToDo') : null;
+
+  async function extend(event: FormEvent) {
+    event.preventDefault();
+    setError(null);
+    setTried(true);
+    if (idle || problem) return;
+    setBusy(true);
+    try {
+      const result = await api.admin.extendAssignment(batch.id, {
+        annotators: chosen,
+        overlap: Number(overlap),
+      });
+      const parts = [t('extendForm.done', { count: result.keys_added })];
+      if (result.keys_short > 0) parts.push(t('extendForm.short', { count: result.keys_short }));
+      setChosen([]);
+      setTried(false);
+      onExtended(parts.join(' '));
+    } catch (failure) {
+      setError(errorMessage(failure, t));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form
+      className="card form-grid"
+      noValidate
+      onSubmit={(event) => void extend(event)}
+      aria-labelledby="extend-heading"
+    >
+      <h2 id="extend-heading">{t('extendForm.heading')}</h2>
+      <p className="muted">{t('extendForm.intro')}</p>
+      {addable.length === 0 ? (
+        <p className="muted">{t('extendForm.noOneToAdd')}</p>
+      ) : (
+        <AnnotatorChoices
+          annotators={addable}
+          chosen={chosen}
+          setChosen={setChosen}
+          legend={t('extendForm.add')}
+        />
+      )}
+      <OverlapField id="extend-overlap" value={overlap} onChange={setOverlap} problem={overlapText} />
+      {nothing && (
+        <p role="alert" className="alert" data-testid="extend-problem">
+          {nothing}
+        </p>
+      )}
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+      <div>
+        <button type="submit" className="primary" disabled={busy}>
+          {t('extendForm.submit')}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export const BATCH_KEYS_PAGE = 50;
+
+const STATUS_LABEL = {
+  new: 'progress.new',
+  draft: 'progress.draft',
+  submitted: 'progress.submitted',
+} as const satisfies Record<BatchKeyStatus, string>;
+
+/** The batch's keys a page at a time, a column per annotator of the batch. */
+export function BatchKeys({ batch, round }: { batch: Batch; round: number }) {
+  const { t } = useTranslation();
+  const [offset, setOffset] = useState(0);
+  const [page] = useLoad(
+    () => api.admin.batchKeys(batch.id, offset, BATCH_KEYS_PAGE),
+    [batch.id, offset, round],
+  );
+  const people = batch.annotators;
+  return (
+    <div className="stack">
+      <h2 id="batch-keys-heading">{t('batchKeys.heading')}</h2>
+      {page.kind === 'loading' && <Loading />}
+      {page.kind === 'failed' && (
+        <p role="alert" className="alert">
+          {page.message}
+        </p>
+      )}
+      {page.kind === 'loaded' && (
+        <>
+          <table className="assignments" data-testid="batch-keys" aria-labelledby="batch-keys-heading">
+            <thead>
+              <tr>
+                <th scope="col">{t('batchKeys.key')}</th>
+                {people.map((person) => (
+                  <th scope="col" key={person.id}>
+                    {person.username}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.results.map((key) => {
+                const status = new Map(key.annotators.map((a) => [a.annotator_id, a.status]));
+                return (
+                  <tr key={key.key_id} data-testid="batch-key">
+                    <th scope="row">{t('batchKeys.keyName', { layer: key.layer, index: key.index })}</th>
+                    {people.map((person) => {
+                      const s = status.get(person.id);
+                      return (
+                        <td key={person.id} data-status={s ?? 'none'}>
+                          {s ? t(STATUS_LABEL[s]) : <span className="muted">{t('batchKeys.notAssigned')}</span>}
+                        </td>
+                      );
+                    })}
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          <div className="inline-fields">
+            <button
+              type="button"
+              disabled={offset === 0}
+              onClick={() => setOffset(Math.max(0, offset - BATCH_KEYS_PAGE))}
+            >
+              {t('batchKeys.previous')}
+            </button>
+            <span data-testid="batch-keys-range">
+              {t('batchKeys.range', {
+                from: page.data.count === 0 ? 0 : offset + 1,
+                to: offset + page.data.results.length,
+                count: page.data.count,
+              })}
+            </span>
+            <button
+              type="button"
+              disabled={offset + BATCH_KEYS_PAGE >= page.data.count}
+              onClick={() => setOffset(offset + BATCH_KEYS_PAGE)}
+            >
+              {t('batchKeys.next')}
+            </button>
+          </div>
+        </>
+      )}
+    </div>
   );
 }
 

@@ -55,6 +55,34 @@ describe('mining runs screen', () => {
     expect(within(card).queryByRole('button', { name: /Cancel/ })).not.toBeInTheDocument();
   });
 
+  it('shows how long a finished run took and its final tokens/s, newest first', async () => {
+    const done = makeRun({
+      id: 1,
+      study_name: 'older',
+      status: 'done',
+      finished_at: '2025-03-01T10:32:06Z',
+      duration_seconds: 3725,
+      final_tokens_per_second: 5120.4,
+      progress: { ...makeRun().progress, tokens_per_second: 0, eta_seconds: null },
+    });
+    const newer = makeRun({ id: 2, study_name: 'newer', duration_seconds: 65 });
+    mockApi({ 'GET /api/admin/mining-runs/': () => json(200, [newer, done]) });
+    renderApp({ path: '/manage/mining', user: carol });
+
+    const cards = await screen.findAllByTestId('mining-run');
+    expect(cards.map((card) => within(card).getByText(/newer|older/).textContent)).toEqual([
+      'newer',
+      'older',
+    ]);
+    expect(within(cards[1]!).getByTestId('run-duration')).toHaveTextContent('took 1:02:05');
+    expect(within(cards[1]!).getByTestId('run-final-speed')).toHaveTextContent(
+      'final 5,120 tokens/s',
+    );
+    expect(within(cards[1]!).queryByTestId('run-speed')).not.toBeInTheDocument();
+    expect(within(cards[0]!).getByTestId('run-duration')).toHaveTextContent('running for 1:05');
+    expect(within(cards[0]!).queryByTestId('run-final-speed')).not.toBeInTheDocument();
+  });
+
   it('cancels a run', async () => {
     const user = userEvent.setup();
     let cancelled = false;

@@ -144,15 +144,43 @@ export function MiningRunCard({
         </span>
       </div>
       <p className="run-stats muted">
-        <span data-testid="run-speed">
-          {t('mining.speed', { rate: numbers.format(p.tokens_per_second) })}
-        </span>
-        {' · '}
-        <span data-testid="run-eta">
-          {p.eta_seconds === null || !active
-            ? t('mining.etaUnknown')
-            : t('mining.eta', { time: formatDuration(p.eta_seconds) })}
-        </span>
+        {active ? (
+          <>
+            <span data-testid="run-speed">
+              {t('mining.speed', { rate: numbers.format(p.tokens_per_second) })}
+            </span>
+            {' · '}
+            <span data-testid="run-eta">
+              {p.eta_seconds === null
+                ? t('mining.etaUnknown')
+                : t('mining.eta', { time: formatDuration(p.eta_seconds) })}
+            </span>
+            {run.duration_seconds !== null && (
+              <>
+                {' · '}
+                <span data-testid="run-duration">
+                  {t('mining.elapsed', { time: formatDuration(run.duration_seconds) })}
+                </span>
+              </>
+            )}
+          </>
+        ) : (
+          <>
+            {run.duration_seconds !== null && (
+              <span data-testid="run-duration">
+                {t('mining.duration', { time: formatDuration(run.duration_seconds) })}
+              </span>
+            )}
+            {run.final_tokens_per_second !== null && (
+              <>
+                {run.duration_seconds !== null && ' · '}
+                <span data-testid="run-final-speed">
+                  {t('mining.finalSpeed', { rate: numbers.format(run.final_tokens_per_second) })}
+                </span>
+              </>
+            )}
+          </>
+        )}
         {' · '}
         {t('mining.shards', { done: p.shards_done, total: p.shards_total })}
       </p>
