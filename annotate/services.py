@@ -72,6 +72,9 @@ ASSIGNMENT_OVERLAP_OUT_OF_RANGE = (
 )
 ASSIGNMENT_ANNOTATORS_DUPLICATED = "Each annotator can be named only once."
 NOT_AN_ACTIVE_ANNOTATOR = "{username} is not an active annotator."
+STUDY_ARCHIVED = (
+    "This study is archived (read-only): batches and assignments cannot be added to it."
+)
 REASSIGN_TO_SAME_ANNOTATOR = (
     "Unfinished keys cannot be reassigned to the annotator being deactivated."
 )
@@ -146,11 +149,18 @@ def study_update(*, study: Study, show_value_tokens: bool | None = None) -> Stud
 # --- batches ----------------------------------------------------------------------------
 
 
+def _check_live(study_id: int) -> None:
+    """An archived study (an import, read-only) takes no batch and no assignment."""
+    if Study.objects.filter(pk=study_id, archived=True).exists():
+        raise ServiceError(STUDY_ARCHIVED)
+
+
 @transaction.atomic
 def batch_create(
     *, study: Study, name: str, keys: Sequence[Key], created_by: User | None = None
 ) -> Batch:
     """A batch of the given keys of ``study``; the mode-specific services below choose them."""
+    _check_live(study.pk)
     if Batch.objects.filter(study=study, name=name).exists():
         raise ServiceError(BATCH_NAME_TAKEN)
     if any(key.study_id != study.pk for key in keys):
@@ -249,6 +259,7 @@ def _pairs(pairs: Sequence[tuple[int, int]], limit: int = 10) -> str:
 @transaction.atomic
 def assignment_create(*, batch: Batch, annotator: User) -> Assignment:
     """Give every key of ``batch`` to ``annotator``. Idempotent: a rerun adds nothing."""
+    _check_live(batch.study_id)
     assignment, _ = Assignment.objects.get_or_create(batch=batch, annotator=annotator)
     key_ids = batch.keys.values_list("id", flat=True)
     AssignmentKey.objects.bulk_create(
@@ -273,6 +284,7 @@ def assignment_create_with_overlap(
     A batch is assigned once: assigning an already assigned batch is refused, so that the
     overlap it was made with stays true. Annotators must be distinct active annotators.
     """
+    _check_live(batch.study_id)
     users = list(annotators)
     if len({user.pk for user in users}) != len(users):
         raise ServiceError(ASSIGNMENT_ANNOTATORS_DUPLICATED)
@@ -462,7 +474,9 @@ def _bump(annotation: Annotation, *fields: str) -> None:
 
 
 def _key_is_assigned(*, key: Key, annotator: User) -> bool:
-    return AssignmentKey.objects.filter(key=key, assignment__annotator=annotator).exists()
+    return AssignmentKey.objects.filter(
+        key=key, assignment__annotator=annotator, key__study__archived=False
+    ).exists()
 
 
 def annotation_get_or_create_for(*, key: Key, annotator: User) -> Annotation:
