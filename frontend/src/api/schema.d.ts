@@ -616,6 +616,13 @@ export interface components {
             per_annotator: components["schemas"]["AnnotatorProgress"][];
             per_layer: components["schemas"]["LayerProgress"][];
         };
+        /**
+         * @description * `study_name_taken` - study_name_taken
+         *     * `not_jsonl` - not_jsonl
+         *     * `assign_needs_live` - assign_needs_live
+         * @enum {string}
+         */
+        CodeEnum: "study_name_taken" | "not_jsonl" | "assign_needs_live";
         Conflict: {
             detail: string;
             current: components["schemas"]["AnnotationState"];
@@ -671,6 +678,14 @@ export interface components {
         ImportErrors: {
             /** @description The first error. */
             detail: string;
+            /**
+             * @description Set for the refusals a client words itself: study_name_taken (send another study_name), not_jsonl (the file is no JSONL export), assign_needs_live.
+             *
+             *     * `study_name_taken` - study_name_taken
+             *     * `not_jsonl` - not_jsonl
+             *     * `assign_needs_live` - assign_needs_live
+             */
+            code?: (components["schemas"]["CodeEnum"] | components["schemas"]["NullEnum"]) | null;
             /** @description Every error found, each naming its line (or its form field). */
             errors: string[];
         };
@@ -1109,6 +1124,8 @@ export interface components {
             d_ff: number;
             is_causal: boolean;
             show_value_tokens: boolean;
+            /** @description Read-only (an import): no annotator sees it; no batch can be added. */
+            archived: boolean;
             key_count: number;
             /** Format: date-time */
             created_at: string;
@@ -1122,10 +1139,24 @@ export interface components {
             file: string;
             /** @description Default: the file's study.name. */
             study_name?: string;
+            /**
+             * @description Make a live study (batches and assignments can be added). Default: an archived, read-only study that no annotator sees.
+             * @default false
+             */
+            live: boolean;
+            /**
+             * @description With live: give each annotator the imported keys they annotated.
+             * @default false
+             */
+            assign: boolean;
         };
         StudyImported: {
             study_id: number;
             study_name: string;
+            /** @description Read-only, out of annotators' sight. */
+            archived: boolean;
+            /** @description Assignments made (assign only). */
+            assignments: number;
             keys: number;
             prefixes: number;
             annotations: number;
@@ -1163,6 +1194,8 @@ export interface components {
             d_ff: number;
             is_causal: boolean;
             show_value_tokens: boolean;
+            /** @description Read-only (an import): no annotator sees it; no batch can be added. */
+            archived: boolean;
             key_count: number;
             /** Format: date-time */
             created_at: string;
@@ -1438,8 +1471,7 @@ export interface operations {
                 };
                 content: {
                     "application/jsonl": string;
-                    "text/csv": string;
-                    "application/vnd.apache.parquet": string;
+                    "application/zip": string;
                 };
             };
             403: {
@@ -2728,8 +2760,7 @@ export interface operations {
                 };
                 content: {
                     "application/jsonl": string;
-                    "text/csv": string;
-                    "application/vnd.apache.parquet": string;
+                    "application/zip": string;
                 };
             };
             400: {
