@@ -13,7 +13,7 @@ function jsonlFile() {
 }
 
 describe('studies page: import', () => {
-  it('imports from the studies screen, archived unless made live, and lists the new study', async () => {
+  it('imports from the studies screen, live on request, and lists the new study', async () => {
     const user = userEvent.setup();
     let sent: FormData | null = null;
     let listed = [makeStudy({ id: 7, name: 'demo' })];
@@ -55,7 +55,9 @@ describe('studies page: import', () => {
       'true',
       'true',
     ]);
-    await waitFor(() => expect(within(screen.getByTestId('studies')).getByText('copy')).toBeVisible());
+    await waitFor(() =>
+      expect(within(screen.getByTestId('studies')).getByText('copy')).toBeVisible(),
+    );
   });
 
   it('sends neither live nor assign by default', async () => {
@@ -88,7 +90,7 @@ describe('studies page: import', () => {
     expect([form.get('live'), form.get('assign')]).toEqual([null, null]);
   });
 
-  it('asks for another name in the form, not on the command line, when the name is taken', async () => {
+  it('asks for another name in the form, not on the command line, when it is taken', async () => {
     const user = userEvent.setup();
     mockApi({
       [STUDIES]: () => json(200, []),
