@@ -113,3 +113,18 @@ def test_a_taken_name_and_a_csv_are_said_in_the_forms_words(page, carol, field_s
         expect(page.get_by_text("not valid JSON")).to_have_count(0)
         expect(page.get_by_test_id("import-errors")).to_have_count(0)
     assert not Study.objects.filter(name="from csv").exists()
+
+
+def test_an_import_from_the_command_line_never_reaches_alices_queue(
+    page, alice, field_study, tmp_path
+):
+    # `manage.py import` without --live: alice's own work is in the file, and before
+    # this issue she found an "imported" batch of editable copies in her queue.
+    from django.core.management import call_command
+
+    call_command("import", str(_jsonl(field_study, tmp_path)), "--study-name", "field copy")
+    log_in(page, "alice", PASSWORD)
+    expect(page.get_by_role("heading", name="My assignments")).to_be_visible()
+    expect(page.get_by_text("field work")).to_be_visible()
+    expect(page.get_by_text("imported")).to_have_count(0)
+    expect(page.get_by_text("field copy")).to_have_count(0)
