@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .db import analyze
@@ -165,22 +165,32 @@ class _Target:
     result: ImportResult
 
 
-TIME_BATCH = 1000
-
-
 def _keep_times(objs: list[Any], times: list[dict[str, Any]], model: type[Any]) -> None:
     """Give back the file's ``created_at`` / ``updated_at`` (and ``submitted_at``) that
-    ``bulk_create`` replaced with the time of the import (auto_now_add, auto_now): one
-    UPDATE per ``TIME_BATCH`` rows, only for the rows whose line carries them."""
-    by_fields: dict[tuple[str, ...], list[Any]] = {}
+    ``bulk_create`` replaced with the time of the import (auto_now_add, auto_now), for
+    the rows whose line carries them: one ``UPDATE ... WHERE id`` per row, sent with
+    ``executemany`` (one round trip per batch on psycopg 3; linear, where
+    ``bulk_update``'s CASE over a batch costs rows × batch)."""
+    by_fields: dict[tuple[str, ...], list[tuple[Any, dict[str, Any]]]] = {}
     for obj, given in zip(objs, times, strict=True):
-        if not given:
-            continue
+        if given:
+            by_fields.setdefault(tuple(sorted(given)), []).append((obj.pk, given))
+    quote = connection.ops.quote_name
+    for names, rows in by_fields.items():
+        fields = [model._meta.get_field(name) for name in names]
+        sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+        sql = f"UPDATE {quote(model._meta.db_table)} SET {sets} WHERE {quote('id')} = %s"
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                sql,
+                [
+                    [*(f.get_db_prep_value(given[f.name], connection) for f in fields), pk]
+                    for pk, given in rows
+                ],
+            )
+    for obj, given in zip(objs, times, strict=True):
         for name, value in given.items():
             setattr(obj, name, value)
-        by_fields.setdefault(tuple(sorted(given)), []).append(obj)
-    for fields, rows in by_fields.items():
-        model.objects.bulk_update(rows, list(fields), batch_size=TIME_BATCH)
 
 
 _ANNOTATION_TIMES = ("created_at", "updated_at", "submitted_at")
