@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def field_study(alice):
     """alice's own batch "field work" of a study she annotated one key of."""
-    study = StudyFactory(name="field study")
+    study = StudyFactory(name="field study", d_ff=1_000_000)  # factory indexes grow
     _, keys = assigned_batch([alice], n_keys=2, n_prefixes=5, study=study, name="field work")
     annotate_key(keys[0], alice, [("shallow", [1, 2, 3])])
     return study
