@@ -48,7 +48,8 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ["name", "model_name", "corpus", "top_k", "n_layers", "created_at"]
+    list_display = ["name", "model_name", "corpus", "top_k", "n_layers", "archived", "created_at"]
+    list_filter = ["archived"]
     search_fields = ["name", "model_name"]
     raw_id_fields = ["created_by"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .db import analyze
@@ -58,14 +58,21 @@ ANNOTATOR_REFUSED = (
 )
 WHY_ADMIN = "an admin"
 WHY_NO_ROLE = "no annotator role"
+ASSIGN_NEEDS_LIVE = "Assignments can only be made for a live study (an archived one is read-only)."
 
 
 class ImportFileError(ServiceError):
-    """The file cannot be imported; ``errors`` lists what is wrong, line by line."""
+    """The file cannot be imported; ``errors`` lists what is wrong, line by line.
+    ``code`` names the refusals that an interface words in its own way (a browser's form
+    and the command line name the study's name differently): ``study_name_taken``,
+    ``not_jsonl``, ``assign_needs_live``; None for the others. ``name``: the study name
+    that was taken."""
 
-    def __init__(self, errors: list[str]) -> None:
+    def __init__(self, errors: list[str], *, code: str | None = None, name: str = "") -> None:
         super().__init__(errors[0])
         self.errors = errors
+        self.code = code
+        self.name = name
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,7 @@ class ImportResult:
     prefixes: int = 0
     annotations: int = 0
     patterns: int = 0
+    assignments: int = 0
     users_created: list[str] = field(default_factory=list)
 
 
@@ -151,9 +159,42 @@ class _Target:
     study: Study
     batch: Batch
     users: dict[str, Any]
-    assignments: dict[str, Assignment]
+    # None: no assignments (an archived study, or a live one without them)
+    assignments: dict[str, Assignment] | None
     actor: Any
     result: ImportResult
+
+
+def _keep_times(objs: list[Any], times: list[dict[str, Any]], model: type[Any]) -> None:
+    """Give back the file's ``created_at`` / ``updated_at`` (and ``submitted_at``) that
+    ``bulk_create`` replaced with the time of the import (auto_now_add, auto_now), for
+    the rows whose line carries them: one ``UPDATE ... WHERE id`` per row, sent with
+    ``executemany`` (one round trip per batch on psycopg 3; linear, where
+    ``bulk_update``'s CASE over a batch costs rows × batch)."""
+    by_fields: dict[tuple[str, ...], list[tuple[Any, dict[str, Any]]]] = {}
+    for obj, given in zip(objs, times, strict=True):
+        if given:
+            by_fields.setdefault(tuple(sorted(given)), []).append((obj.pk, given))
+    quote = connection.ops.quote_name
+    for names, rows in by_fields.items():
+        fields = [model._meta.get_field(name) for name in names]
+        sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+        sql = f"UPDATE {quote(model._meta.db_table)} SET {sets} WHERE {quote('id')} = %s"
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                sql,
+                [
+                    [*(f.get_db_prep_value(given[f.name], connection) for f in fields), pk]
+                    for pk, given in rows
+                ],
+            )
+    for obj, given in zip(objs, times, strict=True):
+        for name, value in given.items():
+            setattr(obj, name, value)
+
+
+_ANNOTATION_TIMES = ("created_at", "updated_at", "submitted_at")
+_PATTERN_TIMES = ("created_at", "updated_at")
 
 
 def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
@@ -207,25 +248,47 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
                     key=key,
                     annotator=target.users[a["annotator"]],
                     status=a["status"],
-                    submitted_at=now if submitted else None,
+                    note=a.get("note", ""),
+                    version=a.get("version", 1),
+                    submitted_at=a.get("submitted_at", now if submitted else None),
                 )
             )
             ann_patterns.append(a["patterns"])
     Annotation.objects.bulk_create(ann_objs)
-    AssignmentKey.objects.bulk_create(
+    _keep_times(
+        ann_objs,
         [
-            AssignmentKey(
-                assignment=target.assignments[ann.annotator.get_username()], key_id=ann.key_id
-            )
-            for ann in ann_objs
-        ]
+            {name: a[name] for name in _ANNOTATION_TIMES if name in a}
+            for r in records
+            for a in r["annotations"]
+        ],
+        Annotation,
     )
+    if target.assignments is not None:
+        AssignmentKey.objects.bulk_create(
+            [
+                AssignmentKey(
+                    assignment=target.assignments[ann.annotator.get_username()],
+                    key_id=ann.key_id,
+                )
+                for ann in ann_objs
+            ]
+        )
     pattern_objs = [
         Pattern(annotation=ann, description=p["description"], kind=p["kind"], order=order)
         for ann, patterns in zip(ann_objs, ann_patterns, strict=True)
         for order, p in enumerate(patterns)
     ]
     Pattern.objects.bulk_create(pattern_objs)
+    _keep_times(
+        pattern_objs,
+        [
+            {name: p[name] for name in _PATTERN_TIMES if name in p}
+            for patterns in ann_patterns
+            for p in patterns
+        ],
+        Pattern,
+    )
     through = Pattern.prefixes.through
     specs = [p for patterns in ann_patterns for p in patterns]
     through.objects.bulk_create(
@@ -276,18 +339,28 @@ def study_create_imported(
     annotators: Mapping[str, tuple[int, str]],
     records: Iterable[dict[str, Any]],
     created_by: Any = None,
+    live: bool = False,
+    assign: bool = False,
 ) -> ImportResult:
     """A new study from validated records (``reports.imports``' shape: one per key, with
-    its prefixes by rank and its annotations, each with its annotator's username, status
-    and patterns as prefix ranks). ``annotators``: every username of the records, with
-    the line and field where it first appears, for the errors. The imported keys form one
-    batch, ``imported``, assigned to each annotator for the keys they annotated.
+    its prefixes by rank and its annotations, each with its annotator's username, status,
+    patterns as prefix ranks, and the additive note, version and times where the file
+    has them). ``annotators``: every username of the records, with the line and field
+    where it first appears, for the errors. The imported keys form one batch,
+    ``imported``.
+
+    By default the study is archived (read-only: no annotator sees it or writes to it;
+    its reports and exports read it as any other). ``live`` makes it a study like a
+    mined one; ``assign`` (only with ``live``) also gives the batch to each annotator for
+    the keys they annotated, so that their work is in their queue again.
 
     Raises ``ImportFileError`` and writes nothing when a username names an account that
     is not an annotator; ``records`` may raise it too (the rollback covers what was
     written before)."""
     User = get_user_model()
     existing = {u.get_username(): u for u in User.objects.filter(username__in=sorted(annotators))}
+    if assign and not live:
+        raise ImportFileError([ASSIGN_NEEDS_LIVE], code="assign_needs_live")
     refused = _refused_annotators(existing, annotators)
     if refused:
         raise ImportFileError(refused)
@@ -305,6 +378,7 @@ def study_create_imported(
         show_value_tokens=header.show_value_tokens,
         value_agreement=header.value_agreement,
         mining_definitions=header.mining_definitions,
+        archived=not live,
         created_by=author,
     )
     result = ImportResult(study=study)
@@ -317,13 +391,18 @@ def study_create_imported(
         study=study,
         batch=batch,
         users=users,
-        assignments={
-            username: Assignment.objects.create(batch=batch, annotator=user)
-            for username, user in sorted(users.items())
-        },
+        assignments=(
+            {
+                username: Assignment.objects.create(batch=batch, annotator=user)
+                for username, user in sorted(users.items())
+            }
+            if assign
+            else None
+        ),
         actor=author,
         result=result,
     )
+    result.assignments = len(target.assignments or {})
     chunk: list[dict[str, Any]] = []
     for record in records:
         chunk.append(record)

@@ -43,6 +43,10 @@ class Study(models.Model):
     # What the mining run ranked and how (family, module hooked, before or after the
     # activation, checkpoint notes): shown in the report's definitions.
     mining_definitions = models.JSONField(default=dict, blank=True)
+    # Read-only: its keys and annotations are kept for the reports and exports, but no
+    # annotator sees them or can write to them, and no batch or assignment can be added.
+    # An import makes one unless asked to make a live study (DESIGN §6).
+    archived = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -194,11 +194,15 @@ def pattern_get_for_annotator(*, key: Key, pattern_id: int, user: User) -> Patte
 
 
 def _assigned_to(user: User) -> QuerySet[AssignmentKey]:
-    return AssignmentKey.objects.filter(assignment__annotator_id=user.pk)
+    # An archived study (an import, read-only) is out of every annotator's sight.
+    return AssignmentKey.objects.filter(
+        assignment__annotator_id=user.pk, key__study__archived=False
+    )
 
 
 def assignment_list_for_annotator(*, user: User) -> QuerySet[Assignment]:
-    """The user's assignments with their number of keys and how many they submitted.
+    """The user's assignments (of studies that are not archived) with their number of
+    keys and how many they submitted.
 
     One query whatever the number of assignments (two subqueries, no N+1).
     """
@@ -221,7 +225,7 @@ def assignment_list_for_annotator(*, user: User) -> QuerySet[Assignment]:
         .values("n")
     )
     return (
-        Assignment.objects.filter(annotator_id=user.pk)
+        Assignment.objects.filter(annotator_id=user.pk, batch__study__archived=False)
         .select_related("batch__study")
         .annotate(
             keys_total=Coalesce(Subquery(total, output_field=IntegerField()), Value(0)),
@@ -232,7 +236,9 @@ def assignment_list_for_annotator(*, user: User) -> QuerySet[Assignment]:
 
 
 def assignment_get_for_annotator(*, assignment_id: int, user: User) -> Assignment | None:
-    return Assignment.objects.filter(pk=assignment_id, annotator_id=user.pk).first()
+    return Assignment.objects.filter(
+        pk=assignment_id, annotator_id=user.pk, batch__study__archived=False
+    ).first()
 
 
 def key_list_for_assignment(*, assignment: Assignment) -> QuerySet[Key]:
@@ -293,7 +299,9 @@ def _assigned_key(*, key_id: int, user: User) -> QuerySet[Key]:
     # A join rather than Exists(): the ORM takes ~1 ms of CPU more to build the subquery
     # (measured), on every annotator request. A key in two of the user's assignments
     # comes twice; the callers take the first row.
-    return Key.objects.filter(pk=key_id, assignments__annotator_id=user.pk).order_by()
+    return Key.objects.filter(
+        pk=key_id, assignments__annotator_id=user.pk, study__archived=False
+    ).order_by()
 
 
 def key_get_for_annotator(*, key_id: int, user: User) -> Key | None:

@@ -96,6 +96,9 @@ PASSWORD_LINK_INVALID = (
     "it. Ask your study's admin for a new one."
 )
 REASSIGN_NEEDED = "{username} has {n} unfinished key(s): name the annotator who takes them over."
+STUDY_ARCHIVED = (
+    "This study is archived (read-only): batches and assignments cannot be added to it."
+)
 REASSIGN_TO_SAME_ANNOTATOR = (
     "Unfinished keys cannot be reassigned to the annotator being deactivated."
 )
@@ -261,11 +264,18 @@ def study_update(*, study: Study, show_value_tokens: bool | None = None) -> Stud
 # --- batches ----------------------------------------------------------------------------
 
 
+def _check_live(study_id: int) -> None:
+    """An archived study (an import, read-only) takes no batch and no assignment."""
+    if Study.objects.filter(pk=study_id, archived=True).exists():
+        raise ServiceError(STUDY_ARCHIVED)
+
+
 @transaction.atomic
 def batch_create(
     *, study: Study, name: str, keys: Sequence[Key], created_by: User | None = None
 ) -> Batch:
     """A batch of the given keys of ``study``; the mode-specific services below choose them."""
+    _check_live(study.pk)
     if Batch.objects.filter(study=study, name=name).exists():
         raise ServiceError(BATCH_NAME_TAKEN)
     if any(key.study_id != study.pk for key in keys):
@@ -364,6 +374,7 @@ def _pairs(pairs: Sequence[tuple[int, int]], limit: int = 10) -> str:
 @transaction.atomic
 def assignment_create(*, batch: Batch, annotator: User) -> Assignment:
     """Give every key of ``batch`` to ``annotator``. Idempotent: a rerun adds nothing."""
+    _check_live(batch.study_id)
     assignment, _ = Assignment.objects.get_or_create(batch=batch, annotator=annotator)
     key_ids = batch.keys.values_list("id", flat=True)
     AssignmentKey.objects.bulk_create(
@@ -388,6 +399,7 @@ def assignment_create_with_overlap(
     A batch is assigned once: assigning an already assigned batch is refused, so that the
     overlap it was made with stays true. Annotators must be distinct active annotators.
     """
+    _check_live(batch.study_id)
     users = list(annotators)
     if len({user.pk for user in users}) != len(users):
         raise ServiceError(ASSIGNMENT_ANNOTATORS_DUPLICATED)
@@ -701,7 +713,9 @@ def _bump(annotation: Annotation, *fields: str) -> None:
 
 
 def _key_is_assigned(*, key: Key, annotator: User) -> bool:
-    return AssignmentKey.objects.filter(key=key, assignment__annotator=annotator).exists()
+    return AssignmentKey.objects.filter(
+        key=key, assignment__annotator=annotator, key__study__archived=False
+    ).exists()
 
 
 def annotation_get_or_create_for(*, key: Key, annotator: User) -> Annotation:

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from annotate.api_errors import printable
 from annotate.apis.common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer
+from annotate.imports import ASSIGN_NEEDS_LIVE
 from annotate.limits import MAX_LAYER, MAX_LIST
 from annotate.models import Key, Study
 from annotate.permissions import IsAdmin
@@ -406,7 +407,7 @@ class ReportCsvApi(ReportsApi):
         study = _study_or_404(study_id)
         report = report_build(study=study, flt=_report_filter(request, study))
         response = HttpResponse(report_csv(report), content_type="text/csv; charset=utf-8")
-        name = exports.export_filename(study=study, fmt="csv").removesuffix(".csv")
+        name = exports.export_basename(study)
         response["Content-Disposition"] = f'attachment; filename="{name}-report.csv"'
         return response
 
@@ -429,11 +430,13 @@ class StudyExportApi(ReportsApi):
             (200, "application/jsonl"): OpenApiResponse(
                 response=OpenApiTypes.BINARY, description="ffkv.annotations/v1, one key a line."
             ),
-            (200, "text/csv"): OpenApiResponse(
-                response=OpenApiTypes.BINARY, description="One row per prefix × annotator."
-            ),
-            (200, "application/vnd.apache.parquet"): OpenApiResponse(
-                response=OpenApiTypes.BINARY, description="The CSV's rows, typed."
+            (200, "application/zip"): OpenApiResponse(
+                response=OpenApiTypes.BINARY,
+                description=(
+                    "format=csv: labels.csv (one row per prefix × annotator) and patterns.csv "
+                    "(one row per key × annotator × pattern); format=parquet: the same two "
+                    "tables, typed, as labels.parquet and patterns.parquet."
+                ),
             ),
             **_ERRORS,
         },
@@ -448,16 +451,20 @@ class StudyExportApi(ReportsApi):
         filename = exports.export_filename(study=study, fmt=fmt)
         response: HttpResponse | StreamingHttpResponse | FileResponse
         if fmt == "parquet":
-            # Parquet's footer comes last: build the file on disk chunk by chunk, then
+            # Parquet's footer comes last: build the zip on disk chunk by chunk, then
             # stream it; the anonymous temporary file vanishes when the response closes.
             tmp = tempfile.TemporaryFile()  # noqa: SIM115 (FileResponse closes it)
             exports.export_parquet(study=study, sink=tmp, layers=layers)
             tmp.seek(0)
             response = FileResponse(tmp, content_type=exports.CONTENT_TYPES[fmt])
-        else:
-            writer = exports.export_jsonl if fmt == "jsonl" else exports.export_csv
+        elif fmt == "csv":
             response = StreamingHttpResponse(
-                (text.encode("utf-8") for text in writer(study=study, layers=layers)),
+                exports.export_csv(study=study, layers=layers),
+                content_type=exports.CONTENT_TYPES[fmt],
+            )
+        else:
+            response = StreamingHttpResponse(
+                (text.encode("utf-8") for text in exports.export_jsonl(study=study, layers=layers)),
                 content_type=exports.CONTENT_TYPES[fmt] + "; charset=utf-8",
             )
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -560,6 +567,15 @@ class ExportJobDownloadApi(ReportsApi):
 @extend_schema_serializer(component_name="ImportErrors")
 class ImportErrorsSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="The first error.")
+    code = serializers.ChoiceField(
+        choices=["study_name_taken", "not_jsonl", "assign_needs_live"],
+        allow_null=True,
+        required=False,
+        help_text=(
+            "Set for the refusals a client words itself: study_name_taken (send another "
+            "study_name), not_jsonl (the file is no JSONL export), assign_needs_live."
+        ),
+    )
     # Shadows Serializer.errors for mypy only: the metaclass turns it into a declared field.
     errors = serializers.ListField(  # type: ignore[assignment]
         child=serializers.CharField(),
@@ -567,9 +583,14 @@ class ImportErrorsSerializer(serializers.Serializer):
     )
 
 
-def _import_refused(errors: list[str]) -> Response:
+STUDY_NAME_TAKEN_API = "A study named {name!r} already exists; send another study_name."
+
+
+def _import_refused(errors: list[str], code: str | None = None) -> Response:
     errors = printable(errors)
-    return Response({"detail": errors[0], "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(
+        {"detail": errors[0], "code": code, "errors": errors}, status=status.HTTP_400_BAD_REQUEST
+    )
 
 
 class ImportApi(ReportsApi):
@@ -581,11 +602,29 @@ class ImportApi(ReportsApi):
         study_name = serializers.CharField(
             max_length=200, required=False, help_text="Default: the file's study.name."
         )
+        live = serializers.BooleanField(
+            default=False,
+            help_text=(
+                "Make a live study (batches and assignments can be added). Default: an "
+                "archived, read-only study that no annotator sees."
+            ),
+        )
+        assign = serializers.BooleanField(
+            default=False,
+            help_text="With live: give each annotator the imported keys they annotated.",
+        )
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if attrs.get("assign") and not attrs.get("live"):
+                raise serializers.ValidationError({"assign": ASSIGN_NEEDS_LIVE})
+            return attrs
 
     @extend_schema_serializer(component_name="StudyImported")
     class OutputSerializer(serializers.Serializer):
         study_id = serializers.IntegerField()
         study_name = serializers.CharField()
+        archived = serializers.BooleanField(help_text="Read-only, out of annotators' sight.")
+        assignments = serializers.IntegerField(help_text="Assignments made (assign only).")
         keys = serializers.IntegerField()
         prefixes = serializers.IntegerField()
         annotations = serializers.IntegerField()
@@ -628,12 +667,19 @@ class ImportApi(ReportsApi):
                 file=upload,
                 study_name=serializer.validated_data.get("study_name"),
                 created_by=request.user,
+                live=serializer.validated_data["live"],
+                assign=serializer.validated_data["assign"],
             )
         except ImportFileError as exc:
-            return _import_refused(exc.errors)
+            errors = exc.errors
+            if exc.code == "study_name_taken":
+                errors = [STUDY_NAME_TAKEN_API.format(name=exc.name)]
+            return _import_refused(errors, exc.code)
         data = {
             "study_id": result.study.pk,
             "study_name": result.study.name,
+            "archived": result.study.archived,
+            "assignments": result.assignments,
             "keys": result.keys,
             "prefixes": result.prefixes,
             "annotations": result.annotations,

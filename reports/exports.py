@@ -1,5 +1,6 @@
-"""Export files of a study (DESIGN §6): JSONL (the contract), CSV and Parquet, streamed
-chunk by chunk, and ``export_to_file``, which never leaves a partial file under the
+"""Export files of a study (DESIGN §6): JSONL (the contract), CSV and Parquet (each a zip
+of two tables: the prefixes' labels, and the annotations' patterns), streamed chunk by
+chunk, and ``export_to_file``, which never leaves a partial file under the
 final name."""
 
 from __future__ import annotations
@@ -9,9 +10,13 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import tempfile
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,12 +29,16 @@ from .selectors import export_chunks
 
 SCHEMA = "ffkv.annotations/v1"
 FORMATS = ("jsonl", "csv", "parquet")
+# CSV and Parquet carry two tables, so each downloads as a zip of two files (README,
+# "Export and import"): ``labels`` and ``patterns``, named by ``TABLE_FILES``.
 CONTENT_TYPES = {
     "jsonl": "application/jsonl",
-    "csv": "text/csv",
-    "parquet": "application/vnd.apache.parquet",
+    "csv": "application/zip",
+    "parquet": "application/zip",
 }
-CSV_COLUMNS = (
+FILE_SUFFIXES = {"jsonl": ".jsonl", "csv": ".csv.zip", "parquet": ".parquet.zip"}
+# One row per prefix × annotator: the prefix, and the annotator's label of it.
+LABEL_COLUMNS = (
     "study",
     "layer",
     "index",
@@ -46,11 +55,41 @@ CSV_COLUMNS = (
     "label",
     "patterns",
 )
+# One row per key × annotator × pattern: the annotation (repeated on each of its
+# patterns' rows) and the pattern. An annotation without patterns has one row, its
+# pattern columns empty, so that its note and times are not lost.
+PATTERN_COLUMNS = (
+    "study",
+    "layer",
+    "index",
+    "annotator",
+    "status",
+    "note",
+    "version",
+    "created_at",
+    "updated_at",
+    "submitted_at",
+    "pattern",
+    "description",
+    "kind",
+    "prefix_ranks",
+    "pattern_created_at",
+    "pattern_updated_at",
+)
+TABLE_FILES = {
+    "csv": ("labels.csv", "patterns.csv"),
+    "parquet": ("labels.parquet", "patterns.parquet"),
+}
 UNKNOWN_FORMAT = "The format must be one of jsonl, csv, parquet."
 
 
+def export_basename(study: Study) -> str:
+    """The study's name as a file name, without a suffix."""
+    return slugify(study.name) or f"study-{study.pk}"
+
+
 def export_filename(*, study: Study, fmt: str) -> str:
-    return f"{slugify(study.name) or f'study-{study.pk}'}.{fmt}"
+    return export_basename(study) + FILE_SUFFIXES[fmt]
 
 
 def _study_header(study: Study) -> dict[str, Any]:
@@ -121,9 +160,11 @@ def export_jsonl(
         )
 
 
-def _table_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
-    """One row per prefix × annotation; a key no one annotated still gives one row per
-    prefix (annotator, status, label and patterns empty), so that no prefix is lost."""
+def _label_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
+    """The labels table (``LABEL_COLUMNS``): one row per prefix × annotation; a key no one
+    annotated still gives one row per prefix (annotator, status, label and patterns
+    empty), so that no prefix is lost. ``patterns`` lists the 1-based numbers of the
+    annotation's patterns that cover the prefix (the patterns table's ``pattern``)."""
     for record in chunk:
         key = record["key"]
         annotations = record["annotations"] or [None]
@@ -159,31 +200,118 @@ def _table_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[
                 )
 
 
+def _pattern_rows(
+    study_name: str, chunk: list[dict[str, Any]], ranks: Callable[[list[int]], Any]
+) -> Iterator[tuple[Any, ...]]:
+    """The patterns table (``PATTERN_COLUMNS``); ``ranks`` writes a pattern's prefix
+    ranks as the format holds them. Times are the export's ISO 8601 texts."""
+    for record in chunk:
+        key = record["key"]
+        for ann in record["annotations"]:
+            base = (
+                study_name,
+                key["layer"],
+                key["index"],
+                ann["annotator"],
+                ann["status"],
+                ann["note"],
+                ann["version"],
+                ann["created_at"],
+                ann["updated_at"],
+                ann["submitted_at"],
+            )
+            if not ann["patterns"]:
+                yield (*base, None, None, None, None, None, None)
+            for n, pattern in enumerate(ann["patterns"], start=1):
+                yield (
+                    *base,
+                    n,
+                    pattern["description"],
+                    pattern["kind"],
+                    ranks(pattern["prefix_ranks"]),
+                    pattern["created_at"],
+                    pattern["updated_at"],
+                )
+
+
+class _Pipe:
+    """An unseekable sink for a zip written on the fly: ``take`` hands out what was
+    written since the last call (``zipfile`` writes data descriptors to such a sink)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        out = b"".join(self.parts)
+        self.parts.clear()
+        return out
+
+
+COPY_BLOCK = 1 << 20
+SPOOL_BYTES = 16 << 20
+
+
+def _csv_text(rows: Iterator[tuple[Any, ...]]) -> bytes:
+    out = io.StringIO()
+    csv_writer(out).writerows([csv_cell(v) for v in row] for row in rows)
+    return out.getvalue().encode("utf-8")
+
+
+def _csv_header(columns: Sequence[str]) -> bytes:
+    return _csv_text(iter([tuple(columns)]))
+
+
 def export_csv(
     *,
     study: Study,
     layers: Sequence[int] | None = None,
     chunk_size: int = 500,
     progress: ProgressCallback | None = None,
-) -> Iterator[str]:
-    """CSV, one row per prefix × annotator (columns: ``CSV_COLUMNS``); ``patterns`` lists
-    the 1-based numbers of the annotation's patterns that cover the prefix. A text cell
-    that starts with ``= + - @``, a tab or a carriage return (a study name, a username, a
-    prefix's text or token) is written behind a ``'`` so that a spreadsheet never runs it
-    as a formula (``csv_cell``); numbers, and the JSONL and Parquet exports, are exact."""
-    out = io.StringIO()
-    writer = csv_writer(out)
-    writer.writerow(CSV_COLUMNS)
-    for chunk in _chunks(study, layers, chunk_size, progress):
-        writer.writerows([csv_cell(v) for v in row] for row in _table_rows(study.name, chunk))
-        yield out.getvalue()
-        out.seek(0)
-        out.truncate()
-    if out.tell():
-        yield out.getvalue()
+) -> Iterator[bytes]:
+    """A zip of two CSV files, yielded piece by piece as it is written (one chunk of
+    keys at a time): ``labels.csv`` (``LABEL_COLUMNS``) and ``patterns.csv``
+    (``PATTERN_COLUMNS``; prefix ranks as ``1;2;5``). The labels are written into the
+    zip as they are read; the patterns, a smaller table, wait in a spooled temporary file
+    (memory up to ``SPOOL_BYTES``, then disk) and follow. A text cell that starts with
+    ``= + - @``, a tab or a carriage return (a study name, a username, a note, a prefix's
+    text or token) is written behind a ``'`` so that a spreadsheet never runs it as a
+    formula (``csv_cell``); numbers, and the JSONL and Parquet exports, are exact."""
+    labels_name, patterns_name = TABLE_FILES["csv"]
+    pipe = _Pipe()
+    with (
+        tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as held,
+        zipfile.ZipFile(pipe, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+    ):
+        held.write(_csv_header(PATTERN_COLUMNS))
+        with archive.open(labels_name, "w", force_zip64=True) as labels:
+            labels.write(_csv_header(LABEL_COLUMNS))
+            for chunk in _chunks(study, layers, chunk_size, progress):
+                labels.write(_csv_text(_label_rows(study.name, chunk)))
+                held.write(_csv_text(_pattern_rows(study.name, chunk, _ranks_text)))
+                yield pipe.take()
+        held.seek(0)
+        with archive.open(patterns_name, "w", force_zip64=True) as patterns:
+            while block := held.read(COPY_BLOCK):
+                patterns.write(block)
+                yield pipe.take()
+    yield pipe.take()
 
 
-def _parquet_schema() -> Any:
+def _ranks_text(ranks: list[int]) -> str:
+    return ";".join(str(r) for r in ranks)
+
+
+def _label_schema() -> Any:
     import pyarrow as pa
 
     return pa.schema(
@@ -207,6 +335,51 @@ def _parquet_schema() -> Any:
     )
 
 
+def _pattern_schema() -> Any:
+    import pyarrow as pa
+
+    time = pa.timestamp("us", tz="UTC")
+    return pa.schema(
+        [
+            ("study", pa.string()),
+            ("layer", pa.int32()),
+            ("index", pa.int64()),
+            ("annotator", pa.string()),
+            ("status", pa.string()),
+            ("note", pa.string()),
+            ("version", pa.int64()),
+            ("created_at", time),
+            ("updated_at", time),
+            ("submitted_at", time),
+            ("pattern", pa.int32()),
+            ("description", pa.string()),
+            ("kind", pa.string()),
+            ("prefix_ranks", pa.list_(pa.int32())),
+            ("pattern_created_at", time),
+            ("pattern_updated_at", time),
+        ]
+    )
+
+
+_TIME_COLUMNS = frozenset(
+    {"created_at", "updated_at", "submitted_at", "pattern_created_at", "pattern_updated_at"}
+)
+
+
+def _arrow_table(rows: list[tuple[Any, ...]], schema: Any) -> Any:
+    import pyarrow as pa
+
+    columns = list(zip(*rows, strict=True))
+    arrays = []
+    for values, f in zip(columns, schema, strict=True):
+        if f.name in _TIME_COLUMNS:
+            times = [None if v is None else datetime.fromisoformat(v) for v in values]
+            arrays.append(pa.array(times, type=f.type))
+        else:
+            arrays.append(pa.array(values, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def export_parquet(
     *,
     study: Study,
@@ -215,26 +388,39 @@ def export_parquet(
     chunk_size: int = 500,
     progress: ProgressCallback | None = None,
 ) -> None:
-    """The CSV's rows, typed, into a Parquet file: one row group per chunk of keys."""
-    import pyarrow as pa
+    """A zip of two Parquet files, typed: ``labels.parquet`` (``LABEL_COLUMNS``) and
+    ``patterns.parquet`` (``PATTERN_COLUMNS``; prefix ranks a list of integers, times UTC
+    timestamps), one row group per chunk of keys. Each is written to an anonymous
+    temporary file in one pass over the study (Parquet's footer comes last), then both
+    are stored in the zip as they are (Parquet compresses its own pages)."""
     import pyarrow.parquet as pq
 
-    schema = _parquet_schema()
-    with pq.ParquetWriter(sink, schema) as writer:
-        wrote = False
-        for chunk in _chunks(study, layers, chunk_size, progress):
-            columns = list(zip(*_table_rows(study.name, chunk), strict=True))
-            if not columns:
-                continue
-            writer.write_table(
-                pa.Table.from_arrays(
-                    [pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)],
-                    schema=schema,
-                )
-            )
-            wrote = True
-        if not wrote:
-            writer.write_table(schema.empty_table())
+    schemas = (_label_schema(), _pattern_schema())
+
+    def rows(chunk: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], ...]:
+        return list(_label_rows(study.name, chunk)), list(_pattern_rows(study.name, chunk, list))
+
+    with tempfile.TemporaryFile() as labels_file, tempfile.TemporaryFile() as patterns_file:
+        files = (labels_file, patterns_file)
+        with (
+            pq.ParquetWriter(labels_file, schemas[0]) as labels,
+            pq.ParquetWriter(patterns_file, schemas[1]) as patterns,
+        ):
+            writers = (labels, patterns)
+            wrote = [False, False]
+            for chunk in _chunks(study, layers, chunk_size, progress):
+                for t, table_rows in enumerate(rows(chunk)):
+                    if table_rows:
+                        writers[t].write_table(_arrow_table(table_rows, schemas[t]))
+                        wrote[t] = True
+            for t, schema in enumerate(schemas):
+                if not wrote[t]:
+                    writers[t].write_table(schema.empty_table())
+        with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_STORED) as archive:
+            for name, f in zip(TABLE_FILES["parquet"], files, strict=True):
+                f.seek(0)
+                with archive.open(name, "w", force_zip64=True) as entry:
+                    shutil.copyfileobj(f, entry, COPY_BLOCK)
 
 
 @dataclass(frozen=True)
@@ -276,9 +462,11 @@ def export_to_file(
         with partial.open("xb") as out:  # "x": a name of its own, never another's file
             if fmt == "parquet":
                 export_parquet(study=study, sink=out, layers=layers, progress=progress)
+            elif fmt == "csv":
+                for data in export_csv(study=study, layers=layers, progress=progress):
+                    out.write(data)
             else:
-                writer = export_jsonl if fmt == "jsonl" else export_csv
-                for text in writer(study=study, layers=layers, progress=progress):
+                for text in export_jsonl(study=study, layers=layers, progress=progress):
                     out.write(text.encode("utf-8"))
             out.flush()
             os.fsync(out.fileno())

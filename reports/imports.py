@@ -27,14 +27,22 @@ A file without them imports as a v1 file: no token ids (so §4 over the sampled 
 no keys), no counts of §4 over every key, no mining definitions, no perturbation or key
 statistics, vocabulary size 0, n_layers the largest layer and d_ff the largest index + 1,
 each prefix's suffix the rest of its sentence, no trigger span (the workspace then finds
-the trigger at the end of the text). Annotation notes, versions and times are
-not carried.
+the trigger at the end of the text).
+
+- ``annotations[j]``: ``note`` (at most ``MAX_NOTE`` characters), ``version`` (from 1),
+  ``created_at``, ``updated_at`` (ISO 8601 with a UTC offset; updated not before
+  created), ``submitted_at`` (the same, or null); each pattern's ``created_at`` and
+  ``updated_at``.
+
+A file without them: an empty note, version 1, the time of the import (submitted_at too
+for a submitted annotation).
 
 What the round trip normalises (export(import(x)) equals x up to these): lines come out
 in (layer, index) order, prefixes by rank, annotations by annotator; a pattern's
 prefix_ranks ascending; a pattern's description without surrounding spaces; integers
 given for float fields (coefficient, density, histogram edges, perturbation) come back
-as floats; additive fields that x lacks come out with the values the import gave them.
+as floats; additive fields that x lacks come out with the values the import gave them; times come
+out in UTC (``+00:00``).
 A null next_token (the sentence was cut, DESIGN §6) stays null.
 
 The study object is the same on every line: a line whose study is written as the last
@@ -48,6 +56,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from django.contrib.auth.validators import UnicodeUsernameValidator
@@ -61,7 +70,7 @@ from annotate.imports import (
     ImportResult,
     study_create_imported,
 )
-from annotate.limits import MAX_DESCRIPTION
+from annotate.limits import MAX_DESCRIPTION, MAX_NOTE, MAX_VERSION
 from annotate.models import Annotation, Pattern, Study
 from annotate.selectors import LABELS, label_for_kinds
 from annotate.services import PATTERN_MIN_PREFIXES
@@ -81,10 +90,15 @@ NESTED_TOO_DEEPLY = "line {line}: not valid JSON (nested too deeply)"
 NOT_UTF8 = "line {line}: not valid UTF-8"
 FIELD_ERROR = "line {line}: {field}: {message}"
 EMPTY_FILE = "The file holds no keys."
-STUDY_NAME_TAKEN = (
-    "A study named {name!r} already exists; choose another name (--study-name, or "
-    "study_name in the upload)."
+# Worded for no one interface: the command line and the browser's form add how to give
+# another name (ImportFileError.code "study_name_taken").
+STUDY_NAME_TAKEN = "A study named {name!r} already exists; give the new study another name."
+NOT_JSONL = (
+    "This is not a JSONL file: {why}. Import takes a JSONL export (ffkv.annotations/v1: "
+    "UTF-8 text, one JSON object per line); CSV and Parquet exports cannot be imported."
 )
+NOT_JSONL_TEXT = "it is not UTF-8 text"
+NOT_JSONL_FIRST_LINE = "its first line is not JSON"
 STUDY_NAME_INVALID = "The study name must be 1 to 200 characters."
 MORE_ERRORS = "... and more errors (only the first {n} are listed)."
 
@@ -134,6 +148,9 @@ NEXT_ID_NOT_UNKNOWN = "must be -2 where next_token is null (the sentence was cut
 NEXT_ID_UNKNOWN = "-2 (unknown) only where next_token is null"
 TRIGGER_SPAN_PAIR = "trigger_start and trigger_end go together: both integers, or both null"
 TRIGGER_SPAN_RANGE = "must be a span of text: 0 <= trigger_start < trigger_end <= {n}"
+NOT_TIME = "must be an ISO 8601 date and time with a UTC offset (2026-12-01T09:30:00+00:00)"
+NOT_TIME_OR_NULL = f"{NOT_TIME} or null"
+UPDATED_BEFORE_CREATED = "must not be before created_at"
 
 _STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
 _PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
@@ -156,6 +173,8 @@ _STUDY_HEADER_ADDITIVE = (
 )
 _KEY_ADDITIVE = set(KEY_ADDITIVE)
 _PREFIX_ADDITIVE = {"trigger_token_id", "next_token_id", "suffix", "trigger_start", "trigger_end"}
+_ANNOTATION_ADDITIVE = {"note", "version", "created_at", "updated_at", "submitted_at"}
+_PATTERN_ADDITIVE = {"created_at", "updated_at"}
 # Study.value_agreement's contract (mining.core.value_agreement, ffkv.value-agreement/v1)
 _COUNTS_FIELDS = {"format", "vocab_size", "variants", "final_norm", "layers"}
 _COUNTS_ROW_FIELDS = {"layer", "n_keys", "next_end", "next_unknown", "next_token", "trigger_token"}
@@ -417,6 +436,42 @@ def _prefix_additive(prefix: dict[str, Any], out: dict[str, Any], path: str) -> 
         out["trigger_start"], out["trigger_end"] = start, end
 
 
+def _time(value: Any, path: str) -> datetime:
+    """An ISO 8601 date and time with a UTC offset, as an aware datetime in UTC."""
+    if not isinstance(value, str) or len(value) > 64:
+        raise _LineError(path, NOT_TIME)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise _LineError(path, NOT_TIME) from None
+    if parsed.tzinfo is None:
+        raise _LineError(path, NOT_TIME)
+    return parsed.astimezone(UTC)
+
+
+def _times(raw: dict[str, Any], out: dict[str, Any], path: str) -> None:
+    """``created_at`` and ``updated_at`` that ``raw`` has, checked, into ``out``."""
+    for name in ("created_at", "updated_at"):
+        if name in raw:
+            out[name] = _time(raw[name], f"{path}.{name}")
+    if "created_at" in out and "updated_at" in out and out["updated_at"] < out["created_at"]:
+        raise _LineError(f"{path}.updated_at", UPDATED_BEFORE_CREATED)
+
+
+def _annotation_additive(ann: dict[str, Any], out: dict[str, Any], path: str) -> None:
+    """The annotation's additive fields that the line has, checked, into ``out``."""
+    if "note" in ann:
+        out["note"] = _str(ann["note"], f"{path}.note", MAX_NOTE)
+    if "version" in ann:
+        out["version"] = _int(ann["version"], f"{path}.version", 1, MAX_VERSION)
+    _times(ann, out, path)
+    if "submitted_at" in ann:
+        value = ann["submitted_at"]
+        if value is not None and not isinstance(value, str):
+            raise _LineError(f"{path}.submitted_at", NOT_TIME_OR_NULL)
+        out["submitted_at"] = None if value is None else _time(value, f"{path}.submitted_at")
+
+
 def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     """A line's object, checked field by field; returns it normalised."""
     obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"})
@@ -485,7 +540,7 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     ann_fields = {"annotator", "status", "patterns", "labels"}
     for a, raw in enumerate(_list(obj["annotations"], "annotations")):
         path = f"annotations[{a}]"
-        ann = _object(raw, path, ann_fields)
+        ann = _object(raw, path, ann_fields, _ANNOTATION_ADDITIVE)
         name = _str(ann["annotator"], f"{path}.annotator", 150, non_empty=True)
         try:
             _username(name)
@@ -501,7 +556,9 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
         kinds: dict[int, set[str]] = {}
         for q, raw_pattern in enumerate(_list(ann["patterns"], f"{path}.patterns")):
             ppath = f"{path}.patterns[{q}]"
-            pattern = _object(raw_pattern, ppath, {"description", "kind", "prefix_ranks"})
+            pattern = _object(
+                raw_pattern, ppath, {"description", "kind", "prefix_ranks"}, _PATTERN_ADDITIVE
+            )
             description = _str(
                 pattern["description"], f"{ppath}.description", MAX_DESCRIPTION, non_empty=True
             ).strip()
@@ -526,6 +583,7 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
             patterns.append(
                 {"description": description, "kind": kind, "prefix_ranks": sorted(covered)}
             )
+            _times(pattern, patterns[-1], ppath)
         labels = _list(ann["labels"], f"{path}.labels")
         for i, label in enumerate(labels):
             if label not in LABELS:
@@ -539,6 +597,7 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
                     f"{path}.labels[{i}]", LABEL_MISMATCH.format(label=label, expected=expected)
                 )
         annotations.append({"annotator": name, "status": status, "patterns": patterns})
+        _annotation_additive(ann, annotations[-1], path)
     annotations.sort(key=lambda x: x["annotator"])
     return {"study": header, "key": key_out, "prefixes": prefixes, "annotations": annotations}
 
@@ -546,10 +605,16 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
 def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """(line number, record, error) for every non-blank line of the file."""
     headers = _Headers()
+    first = True  # no line with text read yet
     for number, raw in enumerate(file, start=1):
         try:
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            # A UTF-8 byte order mark, which some editors write, is no part of the JSON.
+            text = raw.decode("utf-8-sig" if first else "utf-8") if isinstance(raw, bytes) else raw
         except UnicodeDecodeError:
+            if first:  # a binary file (a zip, Parquet) or another encoding
+                raise ImportFileError(
+                    [NOT_JSONL.format(why=NOT_JSONL_TEXT)], code="not_jsonl"
+                ) from None
             yield number, None, NOT_UTF8.format(line=number)
             continue
         if not text.strip():
@@ -557,11 +622,18 @@ def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str 
         try:
             obj = json.loads(text)
         except ValueError:
+            if first:  # a CSV, or any other text: one error, not one per line
+                raise ImportFileError(
+                    [NOT_JSONL.format(why=NOT_JSONL_FIRST_LINE)], code="not_jsonl"
+                ) from None
+            first = False
             yield number, None, NOT_JSON.format(line=number)
             continue
         except RecursionError:
+            first = False
             yield number, None, NESTED_TOO_DEEPLY.format(line=number)
             continue
+        first = False
         try:
             record = _validate_record(obj, headers)
         except _LineError as exc:
@@ -638,20 +710,29 @@ def _validated_records(file: IO[bytes]) -> Iterator[dict[str, Any]]:
 
 
 def study_import(
-    *, file: IO[bytes], study_name: str | None = None, created_by: Any = None
+    *,
+    file: IO[bytes],
+    study_name: str | None = None,
+    created_by: Any = None,
+    live: bool = False,
+    assign: bool = False,
 ) -> ImportResult:
     """Load a JSONL export into a new study (DESIGN §6). ``file`` must be seekable: it is
     read twice (validate, then write through ``annotate.imports.study_create_imported``).
     Annotators that do not exist become inactive annotator accounts with unusable
     passwords; an existing account that is not an annotator is an error; the imported keys
-    form one batch, ``imported``, assigned to each annotator for the keys they annotated."""
+    form one batch, ``imported``. The study is archived (read-only, out of every
+    annotator's sight) unless ``live``; ``assign`` (with ``live``) gives the batch to each
+    annotator for the keys they annotated."""
     summary = _validate_file(file)
     assert summary.header is not None
     name = study_name if study_name is not None else summary.header["name"]
     if not 1 <= len(name.strip()) <= 200:
         raise ImportFileError([STUDY_NAME_INVALID])
     if Study.objects.filter(name=name).exists():
-        raise ImportFileError([STUDY_NAME_TAKEN.format(name=name)])
+        raise ImportFileError(
+            [STUDY_NAME_TAKEN.format(name=name)], code="study_name_taken", name=name
+        )
     file.seek(0)
     header = summary.header
     return study_create_imported(
@@ -669,4 +750,6 @@ def study_import(
         annotators=summary.annotators,
         records=_validated_records(file),
         created_by=created_by,
+        live=live,
+        assign=assign,
     )

@@ -17,6 +17,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,15 @@ EXPORT_PREFIX_FIELDS = (
     "trigger_start",
     "trigger_end",
 )
+# And every column of an annotation and of a pattern (its order is the list's order; its
+# client_id, the browser's token for a retried write, is no data of the annotation).
+EXPORT_ANNOTATION_FIELDS = ("note", "version", "created_at", "updated_at", "submitted_at")
+EXPORT_PATTERN_FIELDS = ("created_at", "updated_at")
+
+
+def export_time(value: Any) -> str | None:
+    """A timestamp of the export: ISO 8601 in UTC (``2026-12-01T09:30:00.123456+00:00``)."""
+    return None if value is None else value.astimezone(UTC).isoformat()
 
 
 @dataclass(frozen=True)
@@ -470,7 +480,7 @@ def export_chunks(
         annotations = list(
             Annotation.objects.filter(key_id__in=ids)
             .order_by("key_id", "annotator__username")
-            .values_list("id", "key_id", "annotator__username", "status")
+            .values_list("id", "key_id", "annotator__username", "status", *EXPORT_ANNOTATION_FIELDS)
         )
         covered: dict[int, list[int]] = defaultdict(list)
         for pattern_id, rank in (
@@ -480,10 +490,13 @@ def export_chunks(
         ):
             covered[pattern_id].append(rank)
         patterns: dict[int, list[PatternView]] = defaultdict(list)
-        for pattern_id, annotation_id, description, kind, order in (
+        pattern_times: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for pattern_id, annotation_id, description, kind, order, *times in (
             Pattern.objects.filter(annotation__key_id__in=ids)
             .order_by("annotation_id", "order", "id")
-            .values_list("id", "annotation_id", "description", "kind", "order")
+            .values_list(
+                "id", "annotation_id", "description", "kind", "order", *EXPORT_PATTERN_FIELDS
+            )
         ):
             patterns[annotation_id].append(
                 PatternView(
@@ -495,21 +508,31 @@ def export_chunks(
                     client_id=None,
                 )
             )
+            pattern_times[annotation_id].append(
+                {name: export_time(t) for name, t in zip(EXPORT_PATTERN_FIELDS, times, strict=True)}
+            )
         by_key: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for annotation_id, key_id, username, status in annotations:
+        for annotation_id, key_id, username, status, note, version, *times in annotations:
             ranks = [p["rank"] for p in prefixes[key_id]]
             views = patterns.get(annotation_id, [])
             by_key[key_id].append(
                 {
                     "annotator": username,
                     "status": status,
+                    "note": note,
+                    "version": version,
+                    **{
+                        name: export_time(t)
+                        for name, t in zip(EXPORT_ANNOTATION_FIELDS[2:], times, strict=True)
+                    },
                     "patterns": [
                         {
                             "description": v.description,
                             "kind": v.kind,
                             "prefix_ranks": v.prefix_ranks,
+                            **extra,
                         }
-                        for v in views
+                        for v, extra in zip(views, pattern_times[annotation_id], strict=True)
                     ],
                     "labels": prefix_labels(ranks=ranks, patterns=views),
                 }

@@ -97,6 +97,9 @@ class StudyOutputSerializer(serializers.Serializer):
     d_ff = serializers.IntegerField()
     is_causal = serializers.BooleanField()
     show_value_tokens = serializers.BooleanField()
+    archived = serializers.BooleanField(
+        help_text="Read-only (an import): no annotator sees it; no batch can be added."
+    )
     key_count = serializers.IntegerField()
     created_at = serializers.DateTimeField()
 

@@ -6,13 +6,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zipfile
 from unittest import mock
 
 import pyarrow.parquet as pq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotate.models import Study
+from annotate.imports import ASSIGN_NEEDS_LIVE
+from annotate.models import (
+    Annotation,
+    AnnotationEvent,
+    Assignment,
+    AssignmentKey,
+    Batch,
+    Key,
+    Study,
+)
 from config.celery import app as celery_app
 from reports.exports import export_jsonl
 from reports.models import ExportJob
@@ -174,10 +184,23 @@ def test_the_export_streams_each_format(hand_study, carol):
     assert jsonl["Content-Disposition"] == 'attachment; filename="hand-study.jsonl"'
     assert _body(jsonl).decode() == "".join(export_jsonl(study=hand_study))
     csv = client.get(f"/api/studies/{hand_study.pk}/export", {"format": "csv"})
-    assert csv.streaming and _body(csv).decode().count("\n") == 1 + 20
+    assert csv.streaming and csv["Content-Type"] == "application/zip"
+    assert csv["Content-Disposition"] == 'attachment; filename="hand-study.csv.zip"'
+    tables = _unzip(_body(csv))
+    assert list(tables) == ["labels.csv", "patterns.csv"]
+    assert tables["labels.csv"].decode().count("\n") == 1 + 20
+    assert tables["patterns.csv"].decode().count("\n") == 1 + 5  # 4 patterns, 1 empty
     parquet = client.get(f"/api/studies/{hand_study.pk}/export", {"format": "parquet"})
-    assert parquet.status_code == 200
-    assert pq.read_table(io.BytesIO(_body(parquet))).num_rows == 20
+    assert parquet.status_code == 200 and parquet["Content-Type"] == "application/zip"
+    assert 'filename="hand-study.parquet.zip"' in parquet["Content-Disposition"]
+    tables = _unzip(_body(parquet))
+    assert pq.read_table(io.BytesIO(tables["labels.parquet"])).num_rows == 20
+    assert pq.read_table(io.BytesIO(tables["patterns.parquet"])).num_rows == 5
+
+
+def _unzip(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
 
 
 @pytest.mark.parametrize("query", [{}, {"format": "xml"}, {"format": "csv", "layers": "x"}])
@@ -269,6 +292,7 @@ def test_a_bad_upload_is_400_with_every_error_and_writes_nothing(hand_study, car
     assert response.status_code == 400
     assert response.json() == {
         "detail": "line 2: not valid JSON",
+        "code": None,
         "errors": ["line 2: not valid JSON"],
     }
     assert Study.objects.count() == before
@@ -280,6 +304,7 @@ def test_an_upload_without_a_file_is_400_with_its_error_listed(carol):
     # The documented ImportErrors, as for a bad line, so the form lists it.
     assert response.json() == {
         "detail": "file: No file was submitted.",
+        "code": None,
         "errors": ["file: No file was submitted."],
     }
     as_json = client_for(carol).post(
@@ -294,7 +319,7 @@ def test_an_upload_that_is_no_readable_form_is_400_with_its_error_listed(carol):
     )
     assert response.status_code == 400
     message = "Multipart form parse error - Invalid boundary in multipart: None"
-    assert response.json() == {"detail": message, "errors": [message]}
+    assert response.json() == {"detail": message, "code": None, "errors": [message]}
 
 
 def test_an_upload_with_lone_surrogates_is_400_naming_each_and_writes_nothing(hand_study, carol):
@@ -348,3 +373,110 @@ def test_an_export_job_with_the_queue_down_is_a_503_and_fails(hand_study, carol)
     assert response.status_code == 503
     assert "unavailable" in response.json()["detail"]
     assert ExportJob.objects.get().status == ExportJob.Status.FAILED
+
+
+# --- an import is archived unless made live (issue 12 items 4 and 11) --------------------
+
+
+def _import(carol, text: str, **fields):
+    return client_for(carol).post(
+        "/api/admin/imports/", {"file": _upload(text), **fields}, format="multipart"
+    )
+
+
+def _hand_copy(hand_study, name: str = "copy") -> str:
+    return "".join(export_jsonl(study=hand_study)).replace('"hand study"', f'"{name}"')
+
+
+def test_an_upload_makes_an_archived_study_that_annotators_never_see(hand_study, carol, alice):
+    response = _import(carol, _hand_copy(hand_study))
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["archived"], body["assignments"]) == (True, 0)
+    study = Study.objects.get(pk=body["study_id"])
+    assert study.archived and not Assignment.objects.filter(batch__study=study).exists()
+    listed = client_for(carol).get("/api/admin/studies/").json()
+    assert [s["archived"] for s in listed if s["id"] == study.pk] == [True]
+
+    # alice's imported work is in the copy; she sees none of it, even if an assignment
+    # to it were made behind the services' back (the Django admin, a script).
+    key = Key.objects.get(study=study, layer=1)
+    assert Annotation.objects.filter(key=key, annotator=alice).exists()
+    assignment = Assignment.objects.create(batch=Batch.objects.get(study=study), annotator=alice)
+    AssignmentKey.objects.create(assignment=assignment, key=key)
+    client = client_for(alice)
+    assert client.get("/api/assignments/").json() == []
+    assert client.get("/api/next-key/").status_code == 204
+    assert client.get(f"/api/assignments/{assignment.pk}/keys/").status_code == 404
+    assert client.get(f"/api/keys/{key.pk}/").status_code == 404
+    assert client.get(f"/api/keys/{key.pk}/annotation/").status_code == 404
+    version = Annotation.objects.get(key=key, annotator=alice).version
+    writes = [
+        ("put", f"/api/keys/{key.pk}/annotation/", {"note": "mine", "version": version}),
+        (
+            "post",
+            f"/api/keys/{key.pk}/patterns/",
+            {"description": "d", "kind": "shallow", "prefix_ranks": [1, 2, 3], "version": version},
+        ),
+        ("post", f"/api/keys/{key.pk}/reopen/", {"version": version}),
+        ("post", f"/api/keys/{key.pk}/submit/", {"version": version}),
+    ]
+    before = list(AnnotationEvent.objects.values_list("id", flat=True))
+    for method, url, data in writes:
+        response = getattr(client, method)(url, data, format="json")
+        assert response.status_code == 404, (url, response.content)
+    assert list(AnnotationEvent.objects.values_list("id", flat=True)) == before
+
+    # And the admin cannot add work to it: no batch, no assignment.
+    made = client_for(carol).post(
+        f"/api/admin/studies/{study.pk}/batches/",
+        {"name": "more", "mode": "layer", "layers": [1]},
+        format="json",
+    )
+    assert made.status_code == 400
+    assert "archived" in json.dumps(made.json())
+    given = client_for(carol).post(
+        f"/api/admin/batches/{Batch.objects.get(study=study).pk}/assignments/",
+        {"annotators": [alice.username], "overlap": 1},
+        format="json",
+    )
+    assert given.status_code == 400
+    assert "archived" in json.dumps(given.json())
+
+
+def test_a_live_upload_gives_work_back_only_when_asked(hand_study, carol, alice):
+    live = _import(carol, _hand_copy(hand_study, "live"), live="true").json()
+    assert (live["archived"], live["assignments"]) == (False, 0)
+    assert client_for(alice).get("/api/assignments/").json() == []
+
+    assigned = _import(carol, _hand_copy(hand_study, "assigned"), live="true", assign="true")
+    assert assigned.status_code == 201, assigned.content
+    assert (assigned.json()["archived"], assigned.json()["assignments"]) == (False, 2)
+    mine = client_for(alice).get("/api/assignments/").json()
+    assert [(a["batch_name"], a["study_name"]) for a in mine] == [("imported", "assigned")]
+
+    refused = _import(carol, _hand_copy(hand_study, "nope"), assign="true")
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == [f"assign: {ASSIGN_NEEDS_LIVE}"]
+    assert not Study.objects.filter(name="nope").exists()
+
+
+def test_a_taken_name_is_refused_in_the_apis_own_words(hand_study, carol):
+    response = _import(carol, "".join(export_jsonl(study=hand_study)))
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "study_name_taken"
+    assert body["errors"] == ["A study named 'hand study' already exists; send another study_name."]
+    assert "--study-name" not in json.dumps(body)
+
+
+def test_a_csv_upload_is_one_error_saying_it_is_not_jsonl(hand_study, carol):
+    from reports.exports import export_csv
+
+    labels = _unzip(b"".join(export_csv(study=hand_study)))["labels.csv"].decode()
+    response = _import(carol, labels, study_name="from csv")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "not_jsonl"
+    assert len(body["errors"]) == 1
+    assert body["detail"].startswith("This is not a JSONL file: its first line is not JSON.")

@@ -1,5 +1,7 @@
-"""Exports: JSONL exactly as DESIGN §6's contract, CSV one row per prefix × annotator,
-Parquet with the CSV's rows; streamed in chunks at a fixed cost in queries per chunk."""
+"""Exports: JSONL exactly as DESIGN §6's contract with every field of an annotation and a
+pattern; CSV and Parquet each a zip of two tables, labels (one row per prefix ×
+annotator) and patterns (one row per key × annotator × pattern), Parquet typed; streamed
+in chunks at a fixed cost in queries per chunk."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import csv
 import hashlib
 import io
 import json
+import zipfile
+from datetime import UTC, datetime
 
 import pyarrow.parquet as pq
 import pytest
@@ -14,9 +18,10 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotate.models import TriggerPrefix
+from annotate.models import Annotation, Pattern, TriggerPrefix
 from reports.exports import (
-    CSV_COLUMNS,
+    LABEL_COLUMNS,
+    PATTERN_COLUMNS,
     export_csv,
     export_jsonl,
     export_parquet,
@@ -32,8 +37,34 @@ def jsonl_lines(study, **kwargs) -> list[dict]:
     return [json.loads(line) for line in "".join(export_jsonl(study=study, **kwargs)).splitlines()]
 
 
-def test_the_jsonl_export_is_exactly_the_contract(hand_study):
-    lines = jsonl_lines(hand_study)
+def unzip(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def parquet_tables(sink) -> dict[str, list[dict]]:
+    data = sink.read_bytes() if hasattr(sink, "read_bytes") else sink
+    return {name: pq.read_table(io.BytesIO(body)).to_pylist() for name, body in unzip(data).items()}
+
+
+T0 = datetime(2026, 11, 30, 9, 30, 0, 123456, tzinfo=UTC)
+T1 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
+T2 = datetime(2026, 11, 30, 10, 5, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def dated_study(hand_study):
+    """hand_study with alice's note, version and times on key A, and her patterns' times."""
+    alice_a = Annotation.objects.get(key__layer=1, annotator__username="alice")
+    Annotation.objects.filter(pk=alice_a.pk).update(
+        note="=two patterns\nsee rank 3", version=7, created_at=T0, updated_at=T2, submitted_at=T2
+    )
+    Pattern.objects.filter(annotation=alice_a).update(created_at=T0, updated_at=T1)
+    return hand_study
+
+
+def test_the_jsonl_export_is_exactly_the_contract(dated_study):
+    lines = jsonl_lines(dated_study)
     assert len(lines) == 2
     first = lines[0]
     assert list(first) == ["schema", "study", "key", "prefixes", "annotations"]
@@ -82,28 +113,40 @@ def test_the_jsonl_export_is_exactly_the_contract(hand_study):
     assert first["prefixes"][0]["next_token"] == " n1"
     assert isinstance(first["prefixes"][0]["coefficient"], float)
     alice, bob = first["annotations"]
-    assert set(alice) == {"annotator", "status", "patterns", "labels"}
     assert alice == {
         "annotator": "alice",
         "status": "submitted",
+        # Additive (DESIGN §6): everything the annotation holds.
+        "note": "=two patterns\nsee rank 3",
+        "version": 7,
+        "created_at": "2026-11-30T09:30:00.123456+00:00",
+        "updated_at": "2026-11-30T10:05:00+00:00",
+        "submitted_at": "2026-11-30T10:05:00+00:00",
         "patterns": [
             {
                 "description": alice["patterns"][0]["description"],
                 "kind": "shallow",
                 "prefix_ranks": [1, 2, 3],
+                "created_at": "2026-11-30T09:30:00.123456+00:00",
+                "updated_at": "2026-11-30T10:00:00+00:00",
             },
             {
                 "description": alice["patterns"][1]["description"],
                 "kind": "semantic",
                 "prefix_ranks": [3, 4, 5],
+                "created_at": "2026-11-30T09:30:00.123456+00:00",
+                "updated_at": "2026-11-30T10:00:00+00:00",
             },
         ],
         "labels": ["shallow", "shallow", "shallow+semantic", "semantic", "semantic"],
     }
+    assert alice["patterns"][0]["description"]
     assert bob["labels"] == ["shallow+semantic"] * 3 + ["not-covered"] * 2
     second = lines[1]
     assert second["key"]["layer"] == 2  # layers are numbered from 1, as stored
     assert [a["status"] for a in second["annotations"]] == ["submitted", "draft"]
+    assert second["annotations"][1]["submitted_at"] is None  # bob's draft
+    assert second["annotations"][1]["note"] == ""
 
 
 def test_a_key_without_annotations_is_exported_with_an_empty_list(db):
@@ -114,13 +157,22 @@ def test_a_key_without_annotations_is_exported_with_an_empty_list(db):
     assert len(line["prefixes"]) == 3
 
 
+def csv_tables(study) -> dict[str, list[dict]]:
+    files = unzip(b"".join(export_csv(study=study)))
+    assert list(files) == ["labels.csv", "patterns.csv"]
+    return {
+        name.removesuffix(".csv"): list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
+        for name, body in files.items()
+    }
+
+
 def csv_rows(study) -> list[dict]:
-    return list(csv.DictReader(io.StringIO("".join(export_csv(study=study)))))
+    return csv_tables(study)["labels"]
 
 
-def test_the_csv_has_one_row_per_prefix_and_annotator(hand_study):
+def test_the_csv_labels_have_one_row_per_prefix_and_annotator(hand_study):
     rows = csv_rows(hand_study)
-    assert list(rows[0]) == list(CSV_COLUMNS)
+    assert list(rows[0]) == list(LABEL_COLUMNS)
     assert len(rows) == 2 * 5 * 2  # 2 keys × 5 prefixes × 2 annotators
     first = [r for r in rows if r["layer"] == "1" and r["rank"] == "3"]
     assert [(r["annotator"], r["label"], r["patterns"]) for r in first] == [
@@ -129,15 +181,57 @@ def test_the_csv_has_one_row_per_prefix_and_annotator(hand_study):
     ]
 
 
-def test_parquet_holds_the_same_rows_as_the_csv(hand_study, tmp_path):
-    path = tmp_path / "x.parquet"
-    export_parquet(study=hand_study, sink=path)
-    table = pq.read_table(path)
-    assert table.column_names == list(CSV_COLUMNS)
-    as_text = [
-        {k: "" if v is None else str(v) for k, v in row.items()} for row in table.to_pylist()
+def test_the_csv_patterns_have_one_row_per_key_annotator_and_pattern(dated_study):
+    rows = csv_tables(dated_study)["patterns"]
+    assert list(rows[0]) == list(PATTERN_COLUMNS)
+    line = jsonl_lines(dated_study)[0]
+    descriptions = [p["description"] for p in line["annotations"][0]["patterns"]]
+    columns = ("layer", "index", "annotator", "status", "pattern", "kind", "prefix_ranks")
+    got = [tuple(r[c] for c in columns) for r in rows]
+    assert got == [
+        ("1", "7", "alice", "submitted", "1", "shallow", "1;2;3"),
+        ("1", "7", "alice", "submitted", "2", "semantic", "3;4;5"),
+        ("1", "7", "bob", "submitted", "1", "shallow+semantic", "1;2;3"),
+        # alice's annotation of key B has no pattern: one row keeps its note and times
+        ("2", "3", "alice", "submitted", "", "", ""),
+        ("2", "3", "bob", "draft", "1", "semantic", "2;3;4"),
     ]
-    assert as_text == csv_rows(hand_study)
+    first = rows[0]
+    assert first["description"] == descriptions[0]
+    assert rows[1]["description"] == descriptions[1]
+    # The note starts like a formula: behind a ', as every such text cell.
+    assert first["note"] == "'=two patterns\nsee rank 3"
+    assert (first["version"], first["created_at"], first["updated_at"]) == (
+        "7",
+        "2026-11-30T09:30:00.123456+00:00",
+        "2026-11-30T10:05:00+00:00",
+    )
+    assert first["submitted_at"] == "2026-11-30T10:05:00+00:00"
+    assert (first["pattern_created_at"], first["pattern_updated_at"]) == (
+        "2026-11-30T09:30:00.123456+00:00",
+        "2026-11-30T10:00:00+00:00",
+    )
+    assert rows[4]["submitted_at"] == ""  # bob's draft
+
+
+def test_parquet_holds_the_csvs_two_tables_typed(dated_study, tmp_path):
+    path = tmp_path / "x.parquet.zip"
+    export_parquet(study=dated_study, sink=path)
+    tables = parquet_tables(path)
+    assert list(tables) == ["labels.parquet", "patterns.parquet"]
+    labels, patterns = tables["labels.parquet"], tables["patterns.parquet"]
+    assert list(labels[0]) == list(LABEL_COLUMNS)
+    as_text = [{k: "" if v is None else str(v) for k, v in row.items()} for row in labels]
+    assert as_text == csv_rows(dated_study)
+    assert list(patterns[0]) == list(PATTERN_COLUMNS)
+    assert len(patterns) == 5
+    first = patterns[0]
+    assert first["prefix_ranks"] == [1, 2, 3]
+    assert first["note"] == "=two patterns\nsee rank 3"  # exact: no spreadsheet
+    assert (first["version"], first["created_at"], first["submitted_at"]) == (7, T0, T2)
+    assert (first["pattern_created_at"], first["pattern_updated_at"]) == (T0, T1)
+    assert patterns[3]["pattern"] is None and patterns[3]["prefix_ranks"] is None
+    assert patterns[4]["submitted_at"] is None
 
 
 def test_a_cut_sentences_next_token_is_null_in_jsonl_empty_in_csv_and_null_in_parquet(
@@ -151,9 +245,9 @@ def test_a_cut_sentences_next_token_is_null_in_jsonl_empty_in_csv_and_null_in_pa
     assert [p["next_token"] for p in prefixes[:3]] == [" n1", None, "</s>"]
     rows = [r for r in csv_rows(hand_study) if r["layer"] == "1" and r["annotator"] == "alice"]
     assert [r["next_token"] for r in rows[:3]] == [" n1", "", "</s>"]
-    path = tmp_path / "cut.parquet"
+    path = tmp_path / "cut.parquet.zip"
     export_parquet(study=hand_study, sink=path)
-    table = pq.read_table(path).to_pylist()
+    table = parquet_tables(path)["labels.parquet"]
     alice = [r["next_token"] for r in table if r["layer"] == 1 and r["annotator"] == "alice"]
     assert alice[:3] == [" n1", None, "</s>"]
 
@@ -176,6 +270,12 @@ def test_formula_cells_are_neutralised_in_the_csv_and_exact_elsewhere(formula_st
     for row in rows:
         for column, cell in row.items():
             assert column == "coefficient" or not cell.startswith(FORMULA_STARTS), (column, cell)
+    patterns = csv_tables(study)["patterns"]
+    assert {r["note"] for r in patterns} == {f"'{start}note"}
+    assert {r["description"] for r in patterns} == {f"'{start}SUM(A1)"}
+    for row in patterns:
+        for column, cell in row.items():
+            assert not cell.startswith(FORMULA_STARTS), (column, cell)
     # JSONL (the import's source) and Parquet are no spreadsheets: they stay exact.
     (line,) = jsonl_lines(study)
     assert line["study"]["name"] == study.name
@@ -185,9 +285,9 @@ def test_formula_cells_are_neutralised_in_the_csv_and_exact_elsewhere(formula_st
     assert {p["description"] for a in line["annotations"] for p in a["patterns"]} == {
         f"{start}SUM(A1)"
     }
-    path = tmp_path / "f.parquet"
+    path = tmp_path / "f.parquet.zip"
     export_parquet(study=study, sink=path)
-    table = pq.read_table(path).to_pylist()
+    table = parquet_tables(path)["labels.parquet"]
     assert {(r["study"], r["annotator"], r["trigger_token"]) for r in table} == {
         (study.name, f"{start}eve", f"{start}t"),
         (study.name, f"{start}zed", f"{start}t"),
@@ -233,7 +333,8 @@ def test_the_export_command_writes_each_format(hand_study, tmp_path):
         call_command("export", "--study", "hand study", "--format", fmt, "--out", str(out))
         assert out.stat().st_size > 0
         assert not out.with_name(out.name + ".part").exists()
-    assert out.read_bytes()[:4] == b"PAR1"
+    assert list(unzip(out.read_bytes())) == ["labels.parquet", "patterns.parquet"]
+    assert list(unzip((tmp_path / "out.csv").read_bytes())) == ["labels.csv", "patterns.csv"]
     lines = (tmp_path / "out.jsonl").read_text().splitlines()
     assert [json.loads(x) for x in lines] == jsonl_lines(hand_study)
 
@@ -257,10 +358,11 @@ def test_export_to_file_writes_the_whole_export_and_says_its_size_and_digest(
     if fmt == "parquet":
         direct = tmp_path / "direct.parquet"
         export_parquet(study=hand_study, sink=direct)
-        assert pq.read_table(path).equals(pq.read_table(direct))
+        assert parquet_tables(path) == parquet_tables(direct)
+    elif fmt == "csv":
+        assert unzip(data) == unzip(b"".join(export_csv(study=hand_study)))
     else:
-        writer = export_jsonl if fmt == "jsonl" else export_csv
-        assert data == "".join(writer(study=hand_study)).encode("utf-8")
+        assert data == "".join(export_jsonl(study=hand_study)).encode("utf-8")
     assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob(".*.part"))
 
 

@@ -249,8 +249,49 @@ def test_an_empty_file_or_a_bare_value_is_refused(db):
         load("\n\n")
     with pytest.raises(ImportFileError, match="line 1: must be an object"):
         load("[1, 2]\n")
-    with pytest.raises(ImportFileError, match="line 1: not valid UTF-8"):
+    with pytest.raises(ImportFileError) as info:  # UTF-16: not the JSONL of an export
         study_import(file=io.BytesIO(b"\xff\xfe{}\n"))
+    assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_TEXT)]
+    # A later line that is not UTF-8 is that line's error.
+    good = export_text(_one_key_study("u")).splitlines()[0].replace('"u"', '"u2"')
+    with pytest.raises(ImportFileError) as info:
+        study_import(file=io.BytesIO(good.encode() + b"\n\xff\n"))
+    assert info.value.errors == ["line 2: not valid UTF-8"]
+
+
+def _one_key_study(name: str):
+    study = StudyFactory(name=name)
+    key_with_prefixes(3, study=study, layer=1, index=0)
+    return study
+
+
+CSV_EXPORT = "study,layer,index,rank\r\n" + "".join(f"s,1,{i},1\r\n" for i in range(40))
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (CSV_EXPORT.encode(), imports.NOT_JSONL_FIRST_LINE),
+        (b"PK\x03\x04\x14\x00\x00\x00\x08\x00\x9a\xff" * 30, imports.NOT_JSONL_TEXT),
+        (b"PAR1\x15\x04\x15\xc8\x01\x15\x90" * 30, imports.NOT_JSONL_TEXT),
+        (b"\n\nhello\n" * 30, imports.NOT_JSONL_FIRST_LINE),
+    ],
+    ids=["csv", "zip", "parquet", "text"],
+)
+def test_a_file_that_is_not_jsonl_gets_one_error_that_says_so(db, body, why):
+    # Issue 12 item 11: a CSV gave 20 lines of "not valid JSON".
+    before = _counts()
+    with pytest.raises(ImportFileError) as info:
+        study_import(file=io.BytesIO(body))
+    assert info.value.errors == [imports.NOT_JSONL.format(why=why)]
+    assert info.value.code == "not_jsonl"
+    assert "This is not a JSONL file" in info.value.errors[0]
+    assert _counts() == before
+
+
+def test_a_utf8_byte_order_mark_is_no_error(hand_study):
+    text = export_text(hand_study).replace("hand study", "bom")
+    assert load("\ufeff" + text).study.name == "bom"
 
 
 def test_the_import_command_loads_a_file_and_reports_errors_without_a_traceback(
@@ -261,6 +302,14 @@ def test_the_import_command_loads_a_file_and_reports_errors_without_a_traceback(
     call_command("import", str(path), "--study-name", "from cli")
     assert "imported study 'from cli'" in capsys.readouterr().out
     assert Study.objects.filter(name="from cli").exists()
+
+    # A taken name: the command line's own wording, its option named.
+    with pytest.raises(CommandError) as info:
+        call_command("import", str(path), "--study-name", "from cli")
+    assert str(info.value) == (
+        "nothing imported:\nA study named 'from cli' already exists; give the new study "
+        "another name with --study-name NAME."
+    )
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text(_bad(renamed(export_text(hand_study), "other"), "two prefixes"))
@@ -328,3 +377,113 @@ def test_an_inactive_annotator_takes_their_imported_work(hand_study):
     again = load(text, study_name="second")
     assert again.users_created == []
     assert Annotation.objects.filter(key__study=again.study, annotator__username="zed").count() == 1
+
+
+# --- notes, versions and times (issue 12 item 1) ----------------------------------------
+
+
+def test_notes_versions_and_times_come_back(hand_study):
+    alice_a = Annotation.objects.get(key__layer=1, annotator__username="alice")
+    Annotation.objects.filter(pk=alice_a.pk).update(note="why: rank 3", version=4)
+    result = load(export_text(hand_study), study_name="timed")
+    for original in Annotation.objects.filter(key__study=hand_study):
+        copy = Annotation.objects.get(
+            key__study=result.study,
+            key__layer=original.key.layer,
+            annotator=original.annotator,
+        )
+        fields = ("status", "note", "version", "created_at", "updated_at", "submitted_at")
+        assert [getattr(copy, f) for f in fields] == [getattr(original, f) for f in fields]
+    copy = Annotation.objects.get(
+        key__study=result.study, key__layer=1, annotator=alice_a.annotator
+    )
+    # The audit trail's first state is the imported one, note and version included.
+    assert AnnotationEvent.objects.get(annotation=copy).after["note"] == "why: rank 3"
+    assert AnnotationEvent.objects.get(annotation=copy).after["version"] == 4
+
+
+def test_a_v1_file_without_notes_or_times_imports_with_defaults(hand_study):
+    lines = renamed(export_text(hand_study), "v1")
+    for line in lines:
+        for ann in line["annotations"]:
+            for name in ("note", "version", "created_at", "updated_at", "submitted_at"):
+                del ann[name]
+            for pattern in ann["patterns"]:
+                del pattern["created_at"], pattern["updated_at"]
+    study = load("\n".join(json.dumps(x) for x in lines) + "\n").study
+    rows = Annotation.objects.filter(key__study=study).values_list(
+        "status", "note", "version", "submitted_at"
+    )
+    assert {(s, n, v, at is not None) for s, n, v, at in rows} == {
+        ("submitted", "", 1, True),
+        ("draft", "", 1, False),
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (("note", 5), "annotations[0].note: must be a string"),
+        (("note", "x" * 20_001), "annotations[0].note: must be at most 20000 characters"),
+        (("version", 0), "annotations[0].version: must be between 1 and 2147483647"),
+        (("created_at", "yesterday"), f"annotations[0].created_at: {imports.NOT_TIME}"),
+        (("created_at", "2026-11-30T09:30:00"), f"annotations[0].created_at: {imports.NOT_TIME}"),
+        (
+            ("updated_at", "2000-01-01T00:00:00+00:00"),
+            "annotations[0].updated_at: must not be before created_at",
+        ),
+        (("submitted_at", 7), f"annotations[0].submitted_at: {imports.NOT_TIME_OR_NULL}"),
+        (
+            ("pattern created_at", "1 Dec"),
+            f"annotations[0].patterns[0].created_at: {imports.NOT_TIME}",
+        ),
+    ],
+)
+def test_a_bad_note_version_or_time_names_its_field(hand_study, change, expected):
+    lines = renamed(export_text(hand_study), "bad times")
+    name, value = change
+    ann = lines[0]["annotations"][0]
+    if name.startswith("pattern "):
+        ann["patterns"][0][name.removeprefix("pattern ")] = value
+    else:
+        ann[name] = value
+    before = _counts()
+    with pytest.raises(ImportFileError) as info:
+        load("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert info.value.errors == [f"line 1: {expected}"]
+    assert _counts() == before
+
+
+# --- archived unless live (issue 12 item 4) ---------------------------------------------
+
+
+def test_an_import_is_archived_without_assignments_unless_asked(hand_study):
+    from annotate.models import Assignment, Batch
+
+    text = export_text(hand_study)
+    archived = load(text, study_name="archived").study
+    assert archived.archived
+    assert Batch.objects.get(study=archived).keys.count() == 2
+    assert not Assignment.objects.filter(batch__study=archived).exists()
+    live = load(text, study_name="live", live=True).study
+    assert not live.archived and not Assignment.objects.filter(batch__study=live).exists()
+    given = load(text, study_name="given", live=True, assign=True)
+    assert not given.study.archived and given.assignments == 2
+    with pytest.raises(ImportFileError) as info:
+        load(text, study_name="no", assign=True)
+    assert info.value.code == "assign_needs_live"
+    assert not Study.objects.filter(name="no").exists()
+
+
+def test_the_import_command_makes_a_live_study_only_with_live(hand_study, tmp_path, capsys):
+    path = tmp_path / "in.jsonl"
+    path.write_text(export_text(hand_study))
+    call_command("import", str(path), "--study-name", "kept")
+    assert "archived (read-only)" in capsys.readouterr().out
+    assert Study.objects.get(name="kept").archived
+    call_command("import", str(path), "--study-name", "again", "--live", "--assign")
+    assert "live" in capsys.readouterr().out
+    again = Study.objects.get(name="again")
+    assert not again.archived and again.batches.get().assignments.count() == 2
+    with pytest.raises(CommandError, match="--assign needs --live"):
+        call_command("import", str(path), "--study-name", "x", "--assign")

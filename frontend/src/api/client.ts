@@ -235,11 +235,21 @@ export const api = {
     createExport: (studyId: number, format: ExportFormat) =>
       request<ExportJob>('POST', `/api/admin/studies/${studyId}/exports/`, { format }),
     exportJob: (jobId: number) => request<ExportJob>('GET', `/api/admin/exports/${jobId}/`),
-    /** A 400 carries `ImportErrors` (`{detail, errors[]}`) in the ApiError's body. */
-    importStudy: (file: File, studyName?: string) => {
+    /**
+     * A 400 carries `ImportErrors` (`{detail, code, errors[]}`) in the ApiError's body.
+     * Without `live` the new study is archived (read-only, unseen by annotators);
+     * `assign` (with `live`) gives each annotator back the keys they annotated.
+     */
+    importStudy: (
+      file: File,
+      studyName?: string,
+      options: { live?: boolean; assign?: boolean } = {},
+    ) => {
       const form = new FormData();
       form.append('file', file);
       if (studyName) form.append('study_name', studyName);
+      if (options.live) form.append('live', 'true');
+      if (options.live && options.assign) form.append('assign', 'true');
       return request<StudyImported>('POST', '/api/admin/imports/', form);
     },
   },

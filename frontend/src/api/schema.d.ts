@@ -772,6 +772,13 @@ export interface components {
             per_annotator: components["schemas"]["AnnotatorProgress"][];
             per_layer: components["schemas"]["LayerProgress"][];
         };
+        /**
+         * @description * `study_name_taken` - study_name_taken
+         *     * `not_jsonl` - not_jsonl
+         *     * `assign_needs_live` - assign_needs_live
+         * @enum {string}
+         */
+        CodeEnum: "study_name_taken" | "not_jsonl" | "assign_needs_live";
         Conflict: {
             detail: string;
             current: components["schemas"]["AnnotationState"];
@@ -827,6 +834,14 @@ export interface components {
         ImportErrors: {
             /** @description The first error. */
             detail: string;
+            /**
+             * @description Set for the refusals a client words itself: study_name_taken (send another study_name), not_jsonl (the file is no JSONL export), assign_needs_live.
+             *
+             *     * `study_name_taken` - study_name_taken
+             *     * `not_jsonl` - not_jsonl
+             *     * `assign_needs_live` - assign_needs_live
+             */
+            code?: (components["schemas"]["CodeEnum"] | components["schemas"]["NullEnum"]) | null;
             /** @description Every error found, each naming its line (or its form field). */
             errors: string[];
         };
@@ -1293,6 +1308,8 @@ export interface components {
             d_ff: number;
             is_causal: boolean;
             show_value_tokens: boolean;
+            /** @description Read-only (an import): no annotator sees it; no batch can be added. */
+            archived: boolean;
             key_count: number;
             /** Format: date-time */
             created_at: string;
@@ -1306,10 +1323,24 @@ export interface components {
             file: string;
             /** @description Default: the file's study.name. */
             study_name?: string;
+            /**
+             * @description Make a live study (batches and assignments can be added). Default: an archived, read-only study that no annotator sees.
+             * @default false
+             */
+            live: boolean;
+            /**
+             * @description With live: give each annotator the imported keys they annotated.
+             * @default false
+             */
+            assign: boolean;
         };
         StudyImported: {
             study_id: number;
             study_name: string;
+            /** @description Read-only, out of annotators' sight. */
+            archived: boolean;
+            /** @description Assignments made (assign only). */
+            assignments: number;
             keys: number;
             prefixes: number;
             annotations: number;
@@ -1347,6 +1378,8 @@ export interface components {
             d_ff: number;
             is_causal: boolean;
             show_value_tokens: boolean;
+            /** @description Read-only (an import): no annotator sees it; no batch can be added. */
+            archived: boolean;
             key_count: number;
             /** Format: date-time */
             created_at: string;
@@ -1816,8 +1849,7 @@ export interface operations {
                 };
                 content: {
                     "application/jsonl": string;
-                    "text/csv": string;
-                    "application/vnd.apache.parquet": string;
+                    "application/zip": string;
                 };
             };
             403: {
@@ -3188,8 +3220,7 @@ export interface operations {
                 };
                 content: {
                     "application/jsonl": string;
-                    "text/csv": string;
-                    "application/vnd.apache.parquet": string;
+                    "application/zip": string;
                 };
             };
             400: {

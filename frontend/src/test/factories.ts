@@ -282,6 +282,7 @@ export function makeStudy(overrides: Partial<StudyDetail> = {}): StudyDetail {
     d_ff: 3072,
     is_causal: true,
     show_value_tokens: false,
+    archived: false,
     key_count: 4,
     created_at: '2025-03-01T09:30:00Z',
     layers: [

@@ -3,11 +3,12 @@ import { Link } from 'react-router-dom';
 
 import { api } from '../../api/client';
 import { Loading } from '../../components/Loading';
+import { ImportForm } from './ImportForm';
 import { useLoad } from './useLoad';
 
 export function StudiesPage() {
   const { t } = useTranslation();
-  const [state] = useLoad(() => api.admin.studies(), []);
+  const [state, reload] = useLoad(() => api.admin.studies(), []);
   return (
     <section>
       <h1>{t('manage.studies')}</h1>
@@ -32,6 +33,7 @@ export function StudiesPage() {
               <th scope="col">{t('manage.corpus')}</th>
               <th scope="col">{t('manage.keys')}</th>
               <th scope="col">{t('manage.valueTokens')}</th>
+              <th scope="col">{t('manage.state')}</th>
             </tr>
           </thead>
           <tbody>
@@ -44,11 +46,14 @@ export function StudiesPage() {
                 <td>{study.corpus}</td>
                 <td>{study.key_count}</td>
                 <td>{study.show_value_tokens ? t('manage.shown') : t('manage.hidden')}</td>
+                <td>{study.archived ? t('manage.archived') : t('manage.live')}</td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {/* An import makes a new study: its form belongs beside the list of studies. */}
+      <ImportForm onImported={reload} />
     </section>
   );
 }

@@ -117,7 +117,13 @@ export function StudyPage() {
             </tbody>
           </table>
         ))}
-      <BatchForm study={data} />
+      {data.archived ? (
+        <p className="card muted" data-testid="archived-notice">
+          {t('manage.archivedNotice')}
+        </p>
+      ) : (
+        <BatchForm study={data} />
+      )}
     </section>
   );
 }

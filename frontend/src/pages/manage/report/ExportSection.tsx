@@ -64,6 +64,7 @@ export function ExportSection({ studyId, keyCount }: { studyId: number; keyCount
   return (
     <div className="card stack" data-testid="export-section">
       <h3>{t('report.export.heading')}</h3>
+      <p className="muted">{t('report.export.tables')}</p>
       {direct ? (
         <p className="download-row">
           <span>{t('report.export.direct')}</span>

@@ -173,43 +173,6 @@ describe('report page', () => {
     expect(fetchMock).toHaveBeenCalledTimes(3);
   });
 
-  it('lists the line-numbered errors of a refused import', async () => {
-    const user = userEvent.setup();
-    let sent: FormData | null = null;
-    mockApi({
-      [STUDY]: () => json(200, makeStudy()),
-      [REPORT]: () => json(200, makeReport()),
-      'POST /api/admin/imports/': (init) => {
-        sent = init?.body as FormData;
-        return json(400, {
-          detail: 'line 2: patterns[0].prefixes: a pattern needs at least 3 prefixes',
-          errors: [
-            'line 2: patterns[0].prefixes: a pattern needs at least 3 prefixes',
-            'line 5: invalid JSON',
-          ],
-        });
-      },
-    });
-    renderApp({ path: '/manage/studies/7/report', user: carol });
-    await screen.findByTestId('figure2-chart');
-
-    const file = new File(['{"bad": true}\n'], 'study.jsonl', { type: 'application/jsonl' });
-    await user.upload(screen.getByLabelText('JSONL file'), file);
-    await user.type(screen.getByLabelText('Name of the new study (optional)'), 'copy');
-    await user.click(screen.getByRole('button', { name: 'Import' }));
-
-    const errors = await screen.findByTestId('import-errors');
-    expect(errors).toHaveTextContent('Not imported: 2 errors.');
-    const items = within(errors).getAllByRole('listitem');
-    expect(items.map((item) => item.textContent)).toEqual([
-      'line 2: patterns[0].prefixes: a pattern needs at least 3 prefixes',
-      'line 5: invalid JSON',
-    ]);
-    expect(sent).toBeInstanceOf(FormData);
-    expect((sent as unknown as FormData).get('study_name')).toBe('copy');
-    expect(((sent as unknown as FormData).get('file') as File).name).toBe('study.jsonl');
-  });
-
   it('prepares an export job, follows its progress and shows the download link', async () => {
     // A fake clock: the job is polled on the page's time, not the machine's.
     useFakeClock();

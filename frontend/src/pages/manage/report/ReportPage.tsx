@@ -13,7 +13,6 @@ import { ExportSection } from './ExportSection';
 import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
 import { layerRanges, makeFormatters } from './format';
-import { ImportForm } from './ImportForm';
 import {
   AgreementTables,
   CoverageTable,
@@ -106,7 +105,6 @@ export function ReportPage() {
       {shown && <ReportBody report={shown} studyId={id} query={query} />}
       <h2>{t('report.data')}</h2>
       <ExportSection studyId={id} keyCount={study.data.key_count} />
-      <ImportForm />
     </section>
   );
 }
