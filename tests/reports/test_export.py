@@ -108,6 +108,8 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
         "trigger_token_id",
         "next_token_id",
         "suffix",
+        "trigger_start",
+        "trigger_end",
     }
     assert first["prefixes"][0]["trigger_token"] == " t1"
     assert first["prefixes"][0]["next_token"] == " n1"
