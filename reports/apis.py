@@ -20,8 +20,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api_errors import printable
-from annotate.apis.common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer
+from annotate.api_errors import ErrorCode, error_response, printable
+from annotate.apis.common import (
+    NOT_FOUND,
+    ApiErrorsMixin,
+    ErrorSerializer,
+    ValidationErrorSerializer,
+    error_code_field,
+)
 from annotate.limits import MAX_LAYER, MAX_LIST
 from annotate.models import Key, Study
 from annotate.permissions import IsAdmin
@@ -37,7 +43,7 @@ NOT_A_LIST = "Give a comma-separated list."
 NOT_ANNOTATOR = "{names} annotated no key of this study."
 LAYERS_EMPTY = "The study has no keys in layer(s): {layers}."
 
-_ERRORS = {400: OpenApiTypes.OBJECT, 403: ErrorSerializer, 404: ErrorSerializer}
+_ERRORS = {400: ValidationErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
 
 
 class ReportsApi(ApiErrorsMixin, APIView):
@@ -539,7 +545,8 @@ class ExportJobDownloadApi(ReportsApi):
             if not exc.conflict:
                 raise exceptions.NotFound(exc.message) from exc
             return cast(
-                HttpResponse, Response({"detail": exc.message}, status=status.HTTP_409_CONFLICT)
+                HttpResponse,
+                error_response(exc.message, ErrorCode.EXPORT_UNAVAILABLE, status.HTTP_409_CONFLICT),
             )
         response = FileResponse(
             path.open("rb"),
@@ -560,6 +567,7 @@ class ExportJobDownloadApi(ReportsApi):
 @extend_schema_serializer(component_name="ImportErrors")
 class ImportErrorsSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="The first error.")
+    code = error_code_field()
     # Shadows Serializer.errors for mypy only: the metaclass turns it into a declared field.
     errors = serializers.ListField(  # type: ignore[assignment]
         child=serializers.CharField(),
@@ -569,7 +577,9 @@ class ImportErrorsSerializer(serializers.Serializer):
 
 def _import_refused(errors: list[str]) -> Response:
     errors = printable(errors)
-    return Response({"detail": errors[0], "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+    return error_response(
+        errors[0], ErrorCode.IMPORT_REFUSED, status.HTTP_400_BAD_REQUEST, errors=errors
+    )
 
 
 class ImportApi(ReportsApi):

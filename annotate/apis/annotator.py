@@ -52,6 +52,7 @@ from .common import (
     ApiErrorsMixin,
     ConflictSerializer,
     ErrorSerializer,
+    ValidationErrorSerializer,
     annotation_state_data,
 )
 
@@ -120,7 +121,7 @@ def _prefixes_by_rank(
 
 _WRITE_RESPONSES = {
     200: AnnotationStateSerializer,
-    400: OpenApiTypes.OBJECT,
+    400: ValidationErrorSerializer,
     403: ErrorSerializer,
     404: ErrorSerializer,
     409: ConflictSerializer,
@@ -200,7 +201,7 @@ class AssignmentKeyListApi(AnnotatorApi):
         parameters=[FilterSerializer],
         responses={
             200: AssignmentKeyPageSerializer,
-            400: OpenApiTypes.OBJECT,
+            400: ValidationErrorSerializer,
             403: ErrorSerializer,
             404: ErrorSerializer,
         },
@@ -242,7 +243,7 @@ class NextKeyApi(AnnotatorApi):
         responses={
             200: OutputSerializer,
             204: None,
-            400: OpenApiTypes.OBJECT,
+            400: ValidationErrorSerializer,
             403: ErrorSerializer,
         },
         description="The user's next unfinished key; 204 when every key is submitted.",

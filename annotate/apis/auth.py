@@ -10,7 +10,6 @@ from django.contrib.auth import authenticate, login, logout
 from django.http import HttpRequest
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -20,8 +19,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 from rest_framework.views import APIView
 
+from ..api_errors import ErrorCode, error_response
 from ..permissions import user_is_annotator
-from .common import ErrorSerializer
+from .common import ErrorSerializer, ValidationErrorSerializer
 
 INVALID_CREDENTIALS = "Invalid username or password."
 
@@ -84,9 +84,9 @@ class LoginApi(APIView):
         responses={
             200: UserOutputSerializer,
             400: OpenApiResponse(
-                OpenApiTypes.OBJECT,
-                description="Wrong credentials (`{detail}`) or field errors "
-                "(`{field: [message]}`).",
+                ValidationErrorSerializer,
+                description="Wrong credentials (code `invalid_credentials`) or field errors "
+                "(code `invalid`).",
             ),
             429: ErrorSerializer,
         },
@@ -96,7 +96,9 @@ class LoginApi(APIView):
         serializer.is_valid(raise_exception=True)
         user = authenticate(request, **serializer.validated_data)
         if user is None:
-            return Response({"detail": INVALID_CREDENTIALS}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(
+                INVALID_CREDENTIALS, ErrorCode.INVALID_CREDENTIALS, status.HTTP_400_BAD_REQUEST
+            )
         login(request, user)
         return Response(user_payload(user))
 

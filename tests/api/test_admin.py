@@ -18,6 +18,7 @@ from annotate.apis.common import ApiErrorsMixin
 from annotate.models import Annotation, AssignmentKey
 from annotate.services import ASSIGNMENT_OVERLAP_OUT_OF_RANGE, BATCH_ALREADY_ASSIGNED
 from tests.conftest import client_for
+from tests.errors import field_errors
 from tests.factories import (
     AnnotationFactory,
     BatchFactory,
@@ -106,7 +107,7 @@ def test_a_batch_mode_without_its_field_names_the_field(carol, study):
     response = client_for(carol).post(
         f"/api/admin/studies/{study.pk}/batches/", {"name": "b", "mode": "random"}, format="json"
     )
-    assert response.json() == {"n": [BATCH_MODE_NEEDS["random"][1]]}
+    assert field_errors(response) == {"n": [BATCH_MODE_NEEDS["random"][1]]}
 
 
 def test_carol_assigns_a_batch_by_layer_to_alice_and_bob_with_overlap_2(carol, alice, bob, study):
@@ -131,7 +132,7 @@ def test_carol_assigns_a_batch_by_layer_to_alice_and_bob_with_overlap_2(carol, a
         {"annotators": ["alice"], "overlap": 1},
         format="json",
     )
-    assert again.json() == {"detail": BATCH_ALREADY_ASSIGNED}
+    assert again.json() == {"detail": BATCH_ALREADY_ASSIGNED, "code": "rule_violation"}
 
 
 @pytest.mark.parametrize(
@@ -139,11 +140,19 @@ def test_carol_assigns_a_batch_by_layer_to_alice_and_bob_with_overlap_2(carol, a
     [
         (
             {"annotators": ["alice"], "overlap": 2},
-            {"detail": ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(n=1)},
+            {"detail": ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(n=1), "code": "rule_violation"},
         ),
         (
             {"annotators": ["nobody"], "overlap": 1},
-            {"annotators": [UNKNOWN_USER.format(ref="nobody")]},
+            {
+                "detail": "annotators: " + UNKNOWN_USER.format(ref="nobody"),
+                "code": "invalid",
+                "fields": {
+                    "annotators": [
+                        {"message": UNKNOWN_USER.format(ref="nobody"), "code": "invalid"}
+                    ]
+                },
+            },
         ),
         ({"annotators": [], "overlap": 1}, None),
         ({"annotators": [True], "overlap": 1}, None),
@@ -269,14 +278,14 @@ def test_a_username_with_a_nul_or_a_lone_surrogate_is_a_400(carol, alice, escape
         content_type="application/json",
     )
     assert assign.status_code == 400, assign.content
-    assert assign.json() == {"annotators": {"0": [message]}}
+    assert field_errors(assign) == {"annotators": {"0": [message]}}
     deactivate = client.post(
         f"/api/admin/annotators/{alice.pk}/deactivate/",
         data=f'{{"reassign_to": "{escaped}"}}',
         content_type="application/json",
     )
     assert deactivate.status_code == 400, deactivate.content
-    assert deactivate.json() == {"reassign_to": [message]}
+    assert field_errors(deactivate) == {"reassign_to": [message]}
     assert not batch.assignments.exists()
     alice.refresh_from_db()
     assert alice.is_active
@@ -289,7 +298,7 @@ def test_a_batch_mode_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape
         content_type="application/json",
     )
     assert response.status_code == 400, response.content
-    assert response.json() == {"mode": ['"x\\ud800" is not a valid choice.']}
+    assert field_errors(response) == {"mode": ['"x\\ud800" is not a valid choice.']}
 
 
 def test_deactivating_someone_who_is_not_an_annotator_is_a_404(carol, mallory, bob):
@@ -310,7 +319,7 @@ def test_deactivating_someone_who_is_not_an_annotator_is_a_404(carol, mallory, b
 def test_unknown_admin_ids_are_a_json_404(carol, path):
     response = client_for(carol).get(path)
     assert response.status_code == 404
-    assert response.json() == {"detail": "Not found."}
+    assert response.json() == {"detail": "Not found.", "code": "not_found"}
 
 
 def test_admin_listings_cost_the_same_queries_for_few_or_many(carol, alice, bob):

@@ -21,6 +21,7 @@ from annotate.services import (
     STALE_VERSION,
 )
 from tests.conftest import client_for
+from tests.errors import field_errors
 from tests.factories import (
     AnnotationFactory,
     AssignmentFactory,
@@ -97,7 +98,10 @@ def test_a_pattern_with_two_prefixes_is_a_400_with_the_rules_message(alice, key)
     _open(client, key)
     response = _pattern(client, key, 1, ranks=[1, 2])
     assert response.status_code == 400
-    assert response.json() == {"detail": PATTERN_NEEDS_THREE_PREFIXES}
+    assert response.json() == {
+        "detail": PATTERN_NEEDS_THREE_PREFIXES,
+        "code": "pattern_needs_three_prefixes",
+    }
 
 
 def test_a_rank_that_is_not_one_of_the_keys_prefixes_is_a_400(alice, key):
@@ -105,14 +109,19 @@ def test_a_rank_that_is_not_one_of_the_keys_prefixes_is_a_400(alice, key):
     _open(client, key)
     response = _pattern(client, key, 1, ranks=[1, 2, 26])
     assert response.status_code == 400
-    assert response.json() == {"prefix_ranks": [PREFIX_RANKS_UNKNOWN.format(ranks="26", n=25)]}
+    assert field_errors(response) == {
+        "prefix_ranks": [PREFIX_RANKS_UNKNOWN.format(ranks="26", n=25)]
+    }
 
 
 def test_a_repeated_rank_is_a_400(alice, key):
     client = client_for(alice)
     _open(client, key)
     response = _pattern(client, key, 1, ranks=[1, 1, 2])
-    assert response.json() == {"detail": PATTERN_DUPLICATE_PREFIXES}
+    assert response.json() == {
+        "detail": PATTERN_DUPLICATE_PREFIXES,
+        "code": "pattern_duplicate_prefixes",
+    }
 
 
 def test_adding_patterns_derives_the_labels(alice, key):
@@ -292,7 +301,7 @@ def test_a_bad_page_of_keys_is_a_400_naming_the_parameter(alice, query, field):
     assignment = batch.assignments.get()
     response = client_for(alice).get(f"/api/assignments/{assignment.pk}/keys/", query)
     assert response.status_code == 400, response.content
-    assert list(response.json()) == [field]
+    assert list(field_errors(response)) == [field]
 
 
 # --- bad input: always a 4xx with JSON, never a 500 --------------------------------------
@@ -419,7 +428,7 @@ def test_a_kind_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape(alice
         f"/api/keys/{key.pk}/patterns/", data=body, content_type="application/json"
     )
     assert response.status_code == 400, response.content
-    assert response.json() == {"kind": ['"x\\ud800" is not a valid choice.']}
+    assert field_errors(response) == {"kind": ['"x\\ud800" is not a valid choice.']}
     assert Pattern.objects.count() == 0
 
 
@@ -448,7 +457,7 @@ def test_unknown_or_huge_ids_are_a_json_404(alice, key, path):
     client = client_for(alice)
     response = client.get(path) if "patterns" not in path else client.delete(path + "?version=1")
     assert response.status_code == 404
-    assert response.json() == {"detail": "Not found."}
+    assert response.json() == {"detail": "Not found.", "code": "not_found"}
 
 
 # --- queries: O(1) per request ----------------------------------------------------------

@@ -618,6 +618,43 @@ export interface components {
         };
         Conflict: {
             detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
             current: components["schemas"]["AnnotationState"];
         };
         /**
@@ -628,7 +665,80 @@ export interface components {
         DtypeEnum: "float32" | "bfloat16";
         Error: {
             detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
         };
+        /**
+         * @description * `invalid` - INVALID
+         *     * `parse_error` - PARSE_ERROR
+         *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+         *     * `bad_request` - BAD_REQUEST
+         *     * `not_authenticated` - NOT_AUTHENTICATED
+         *     * `authentication_failed` - AUTHENTICATION_FAILED
+         *     * `permission_denied` - PERMISSION_DENIED
+         *     * `csrf_failed` - CSRF_FAILED
+         *     * `not_found` - NOT_FOUND
+         *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+         *     * `not_acceptable` - NOT_ACCEPTABLE
+         *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+         *     * `throttled` - THROTTLED
+         *     * `body_too_large` - BODY_TOO_LARGE
+         *     * `data_too_large` - DATA_TOO_LARGE
+         *     * `server_error` - SERVER_ERROR
+         *     * `database_unavailable` - DATABASE_UNAVAILABLE
+         *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+         *     * `invalid_credentials` - INVALID_CREDENTIALS
+         *     * `stale_version` - STALE_VERSION
+         *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+         *     * `rule_violation` - RULE_VIOLATION
+         *     * `note_too_long` - NOTE_TOO_LONG
+         *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+         *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+         *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+         *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+         *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+         *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+         *     * `mining_refused` - MINING_REFUSED
+         *     * `export_unavailable` - EXPORT_UNAVAILABLE
+         *     * `import_refused` - IMPORT_REFUSED
+         * @enum {string}
+         */
+        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "stale_version" | "annotation_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused";
         ExportJob: {
             id: number;
             study_id: number;
@@ -671,6 +781,43 @@ export interface components {
         ImportErrors: {
             /** @description The first error. */
             detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
             /** @description Every error found, each naming its line (or its form field). */
             errors: string[];
         };
@@ -1187,6 +1334,52 @@ export interface components {
             readonly is_annotator: boolean;
             readonly display_name: string;
         };
+        /** @description A 400: a validation error (``code`` "invalid", with ``fields``) or a refused rule. */
+        ValidationError: {
+            /** @description The first message, after its field's name. */
+            detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
+            /** @description Per field (nested as the input is): a list of `FieldError`. */
+            fields?: {
+                [key: string]: unknown;
+            };
+        };
         /**
          * @description * `encoder` - encoder
          *     * `not_counted` - not_counted
@@ -1569,9 +1762,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -1917,9 +2108,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -1971,9 +2160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2026,9 +2213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2105,9 +2290,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2149,15 +2332,13 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description Wrong credentials (`{detail}`) or field errors (`{field: [message]}`). */
+            /** @description Wrong credentials (code `invalid_credentials`) or field errors (code `invalid`). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             429: {
@@ -2317,9 +2498,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2384,9 +2563,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2443,9 +2620,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2503,9 +2678,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2562,9 +2735,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2621,9 +2792,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2684,9 +2853,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2737,9 +2904,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {

@@ -13,7 +13,8 @@ export function importErrorsOf(error: unknown): ImportErrors | null {
   const body = error.body as Partial<ImportErrors> | undefined;
   if (!body || !Array.isArray(body.errors)) return null;
   const errors = body.errors.filter((each): each is string => typeof each === 'string');
-  return { detail: typeof body.detail === 'string' ? body.detail : (errors[0] ?? ''), errors };
+  const detail = typeof body.detail === 'string' ? body.detail : (errors[0] ?? '');
+  return { detail, code: 'import_refused', errors };
 }
 
 /** Upload a JSONL export (ffkv.annotations/v1) into a new study. */
