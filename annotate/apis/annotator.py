@@ -245,15 +245,22 @@ class NextKeyApi(AnnotatorApi):
             204: None,
             400: ValidationErrorSerializer,
             403: ErrorSerializer,
+            404: ErrorSerializer,
         },
-        description="The user's next unfinished key; 204 when every key is submitted.",
+        description="The user's next unfinished key; 204 when every key is submitted; "
+        "404 when `assignment` is not one of the user's.",
     )
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        next_key = key_next_for_annotator(
-            user=request.user, assignment_id=filters.validated_data.get("assignment")
-        )
+        assignment_id = filters.validated_data.get("assignment")
+        # Someone else's assignment (a shared link) is 404, not "nothing left": the
+        # client then falls back to the user's own.
+        if assignment_id is not None and (
+            assignment_get_for_annotator(assignment_id=assignment_id, user=request.user) is None
+        ):
+            raise exceptions.NotFound(NOT_FOUND)
+        next_key = key_next_for_annotator(user=request.user, assignment_id=assignment_id)
         if next_key is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(self.OutputSerializer(next_key).data)

@@ -239,6 +239,21 @@ def test_next_key_walks_the_assignment_and_answers_204_when_done(alice):
     assert response.content == b""
 
 
+def test_next_key_of_an_assignment_that_is_not_yours_is_not_found(alice, bob):
+    # Issue 12, item 9: bob opened a link with alice's assignment and was told that
+    # nothing was left, with his own keys open.
+    batch, keys = assigned_batch([alice, bob], n_keys=2, n_prefixes=3)
+    alices = batch.assignments.get(annotator=alice).pk
+    client = client_for(bob)
+    for assignment_id in (alices, alices + 1000):
+        response = client.get(f"/api/next-key/?assignment={assignment_id}")
+        assert response.status_code == 404, response.content
+        assert response.json() == {"detail": "Not found.", "code": "not_found"}
+    bobs = batch.assignments.get(annotator=bob).pk
+    mine = client.get(f"/api/next-key/?assignment={bobs}").json()
+    assert mine == {"key_id": keys[0].pk, "assignment_id": bobs}
+
+
 def test_assignment_keys_list_my_status_per_key(alice, bob):
     batch, keys = assigned_batch([alice, bob], n_keys=3, n_prefixes=3)
     AnnotationFactory(key=keys[0], annotator=alice, status=Annotation.Status.SUBMITTED)

@@ -450,7 +450,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The user's next unfinished key; 204 when every key is submitted. */
+        /** @description The user's next unfinished key; 204 when every key is submitted; 404 when `assignment` is not one of the user's. */
         get: operations["next_key_retrieve"];
         put?: never;
         post?: never;
@@ -2857,6 +2857,14 @@ export interface operations {
                 };
             };
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,6 +9,7 @@ import type { AnnotationState, KeyDetail, PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
+import { nextKeyFor } from '../workspace/nextKey';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
@@ -292,7 +293,7 @@ function Workspace({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     if (!submitted) queue.enqueue(keyId, { type: 'submit' });
     await queue.whenSettled(keyId);
     try {
-      const next = await api.nextKey(assignmentId);
+      const next = await nextKeyFor(assignmentId);
       if (!next) {
         setDone(true);
         setAdvancing(false);
