@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from ..api_errors import ErrorCode, error_response
-from ..selectors import LABELS, AnnotationView, annotation_view
+from ..selectors import ANNOTATION_NEW, LABELS, AnnotationView, annotation_view
 from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
 
 NOT_FOUND = "Not found."
@@ -71,13 +71,17 @@ class PrefixLabelOutputSerializer(serializers.Serializer):
 class AnnotationStateSerializer(serializers.Serializer):
     """The annotator's own annotation: note, status, version, patterns, derived labels."""
 
-    id = serializers.IntegerField()
+    id = serializers.IntegerField(allow_null=True, help_text="Null until the first write.")
     key_id = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["draft", "submitted"])
+    status = serializers.ChoiceField(
+        choices=[ANNOTATION_NEW, "draft", "submitted"],
+        help_text="`new`: nothing written yet (opening a key starts nothing); the first "
+        "write makes it a draft.",
+    )
     note = serializers.CharField(allow_blank=True)
     version = serializers.IntegerField()
     submitted_at = serializers.DateTimeField(allow_null=True)
-    updated_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField(allow_null=True)
     patterns = PatternOutputSerializer(many=True)
     labels = PrefixLabelOutputSerializer(many=True)
 

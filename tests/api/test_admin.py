@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.validators import ProhibitNullCharactersValidator
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import get_resolver
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
@@ -417,3 +418,15 @@ def test_every_text_a_client_sends_has_a_maximum_length(api_client):
                     body.get("schema"), components, f"{where} {media}", set()
                 )
     assert unbounded == []
+
+
+def test_the_django_admin_says_trigger_prefixes(carol):
+    # Issue 12, item 12: the index said "Trigger prefixs".
+    client = Client()
+    client.force_login(carol)
+    index = client.get("/admin/").content.decode()
+    assert "Trigger prefixes" in index
+    assert "prefixs" not in index
+    changelist = client.get("/admin/annotate/triggerprefix/").content.decode()
+    assert "Select trigger prefix to change" in changelist
+    assert "prefixs" not in changelist

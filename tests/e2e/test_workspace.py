@@ -87,7 +87,7 @@ def test_annotator_completes_a_key_with_the_keyboard_only(page, alice):
 
     page.keyboard.press("Control+Enter")
     expect(page).not_to_have_url(first_url)
-    # The next key is open (its GET made the draft) before the test reads the database:
+    # The next key is open (its GETs done) before the test reads the database:
     # SQLite's shared in-memory database locks a table that the server is writing.
     expect(page.get_by_text("No patterns yet.")).to_be_visible()
     expect(page.get_by_test_id("prefix-row")).to_have_count(25)

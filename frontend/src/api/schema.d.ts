@@ -351,7 +351,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The key, its trigger prefixes and the user's own annotation (created as an empty draft the first time). */
+        /** @description The key, its trigger prefixes and the user's own annotation (`new` until the user's first write to it: opening a key starts nothing). */
         get: operations["keys_retrieve"];
         put?: never;
         post?: never;
@@ -493,18 +493,33 @@ export interface components {
         };
         /** @description The annotator's own annotation: note, status, version, patterns, derived labels. */
         AnnotationState: {
-            id: number;
+            /** @description Null until the first write. */
+            id: number | null;
             key_id: number;
-            status: components["schemas"]["AnnotationStatusEnum"];
+            /**
+             * @description `new`: nothing written yet (opening a key starts nothing); the first write makes it a draft.
+             *
+             *     * `new` - new
+             *     * `draft` - draft
+             *     * `submitted` - submitted
+             */
+            status: components["schemas"]["AnnotationStateStatusEnum"];
             note: string;
             version: number;
             /** Format: date-time */
             submitted_at: string | null;
             /** Format: date-time */
-            updated_at: string;
+            updated_at: string | null;
             patterns: components["schemas"]["Pattern"][];
             labels: components["schemas"]["PrefixLabel"][];
         };
+        /**
+         * @description * `new` - new
+         *     * `draft` - draft
+         *     * `submitted` - submitted
+         * @enum {string}
+         */
+        AnnotationStateStatusEnum: "new" | "draft" | "submitted";
         /**
          * @description * `draft` - draft
          *     * `submitted` - submitted
@@ -558,7 +573,7 @@ export interface components {
             layer: number;
             index: number;
             /**
-             * @description The user's own annotation status; null: not opened yet.
+             * @description The user's own annotation status; null: not started (nothing written yet).
              *
              *     * `draft` - draft
              *     * `submitted` - submitted
