@@ -65,13 +65,12 @@ class ImportFileError(ServiceError):
     """The file cannot be imported; ``errors`` lists what is wrong, line by line.
     ``code`` names the refusals that an interface words in its own way (a browser's form
     and the command line name the study's name differently): ``study_name_taken``,
-    ``not_jsonl``, ``assign_needs_live``; None for the others. ``name``: the study name
-    that was taken."""
+    ``not_jsonl``, ``assign_needs_live``; ``import_refused`` for the others. ``name``:
+    the study name that was taken."""
 
-    def __init__(self, errors: list[str], *, code: str | None = None, name: str = "") -> None:
-        super().__init__(errors[0])
+    def __init__(self, errors: list[str], *, code: str = "import_refused", name: str = "") -> None:
+        super().__init__(errors[0], code=code)
         self.errors = errors
-        self.code = code
         self.name = name
 
 

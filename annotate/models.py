@@ -122,6 +122,7 @@ class TriggerPrefix(models.Model):
 
     class Meta:
         ordering = ["key", "rank"]
+        verbose_name_plural = "trigger prefixes"
         constraints = [
             models.UniqueConstraint(fields=["key", "rank"], name="prefix_rank_unique_in_key"),
             models.CheckConstraint(condition=models.Q(rank__gte=1), name="prefix_rank_from_one"),

@@ -18,4 +18,4 @@ class JSONParser(parsers.JSONParser):
         try:
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
-            raise ParseError(NESTED_TOO_DEEPLY) from None
+            raise ParseError(NESTED_TOO_DEEPLY, code="nested_too_deeply") from None

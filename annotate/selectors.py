@@ -97,9 +97,10 @@ class PrefixLabel:
 
 @dataclass(frozen=True)
 class AnnotationView:
-    """One annotation as the API shows it to its author: patterns and derived labels."""
+    """One annotation as the API shows it to its author: patterns and derived labels.
+    ``id`` None: not started (``ANNOTATION_NEW``), no row yet."""
 
-    id: int
+    id: int | None
     key_id: int
     status: str
     note: str
@@ -170,6 +171,28 @@ def annotation_view(
         updated_at=annotation.updated_at,
         patterns=list(patterns),
         labels=[PrefixLabel(rank=r, label=label) for r, label in zip(ranks, labels, strict=True)],
+    )
+
+
+# The status of an annotation nobody has started: the key was opened, maybe, but nothing
+# was written, so there is no row, and it counts as not started everywhere (issue 12).
+ANNOTATION_NEW = "new"
+
+
+def annotation_view_new(*, key_id: int, ranks: Sequence[int]) -> AnnotationView:
+    """What a key's annotation is before its annotator's first write: no patterns, no
+    note, every prefix not covered, and the version the first write names (the row's
+    default, made by that write)."""
+    return AnnotationView(
+        id=None,
+        key_id=key_id,
+        status=ANNOTATION_NEW,
+        note="",
+        version=Annotation._meta.get_field("version").default,
+        submitted_at=None,
+        updated_at=None,
+        patterns=[],
+        labels=[PrefixLabel(rank=rank, label=LABEL_NOT_COVERED) for rank in ranks],
     )
 
 

@@ -105,11 +105,13 @@ REASSIGN_TO_SAME_ANNOTATOR = (
 
 
 class ServiceError(Exception):
-    """A domain rule refused the write. ``message`` is meant for people (API: 400)."""
+    """A domain rule refused the write. ``message`` is meant for people (API: 400);
+    ``code`` names the rule for clients that translate it (annotate.api_errors)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, code: str = "rule_violation") -> None:
         super().__init__(message)
         self.message = message
+        self.code = code
 
 
 class KeyNotAssigned(ServiceError):
@@ -122,19 +124,21 @@ class KeyNotAssigned(ServiceError):
 class AnnotationConflict(ServiceError):
     """The write does not apply to the annotation as it is now (API: 409 + current state)."""
 
-    def __init__(self, message: str, *, annotation: Annotation) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, code: str, annotation: Annotation) -> None:
+        super().__init__(message, code=code)
         self.annotation = annotation
 
 
 class StaleVersion(AnnotationConflict):
     def __init__(self, *, annotation: Annotation) -> None:
-        super().__init__(STALE_VERSION, annotation=annotation)
+        super().__init__(STALE_VERSION, code="stale_version", annotation=annotation)
 
 
 class AnnotationSubmitted(AnnotationConflict):
     def __init__(self, *, annotation: Annotation) -> None:
-        super().__init__(ANNOTATION_IS_SUBMITTED, annotation=annotation)
+        super().__init__(
+            ANNOTATION_IS_SUBMITTED, code="annotation_submitted", annotation=annotation
+        )
 
 
 # --- accounts ---------------------------------------------------------------------------
@@ -749,7 +753,7 @@ def annotation_save(*, annotation: Annotation, actor: User, note: str, version: 
     """Save the note (autosave). Saving the note it already has is a no-op, so a retried
     request that already went through answers with the current state instead of 409."""
     if len(note) > NOTE_MAX_LENGTH:
-        raise ServiceError(NOTE_TOO_LONG.format(n=NOTE_MAX_LENGTH))
+        raise ServiceError(NOTE_TOO_LONG.format(n=NOTE_MAX_LENGTH), code="note_too_long")
     annotation = _lock(annotation)
     if annotation.note == note:
         return annotation
@@ -767,26 +771,29 @@ def _validated_prefixes(
 ) -> list[TriggerPrefix]:
     """The 3-prefix rule: ≥ 3 distinct prefixes, all of the annotation's own key."""
     if any(prefix.key_id != annotation.key_id for prefix in prefixes):
-        raise ServiceError(PATTERN_PREFIX_OF_ANOTHER_KEY)
+        raise ServiceError(PATTERN_PREFIX_OF_ANOTHER_KEY, code="pattern_prefix_of_another_key")
     if len({prefix.pk for prefix in prefixes}) != len(prefixes):
-        raise ServiceError(PATTERN_DUPLICATE_PREFIXES)
+        raise ServiceError(PATTERN_DUPLICATE_PREFIXES, code="pattern_duplicate_prefixes")
     if len(prefixes) < PATTERN_MIN_PREFIXES:
-        raise ServiceError(PATTERN_NEEDS_THREE_PREFIXES)
+        raise ServiceError(PATTERN_NEEDS_THREE_PREFIXES, code="pattern_needs_three_prefixes")
     return list(prefixes)
 
 
 def _validated_description(description: str) -> str:
     description = description.strip()
     if not description:
-        raise ServiceError(PATTERN_NEEDS_DESCRIPTION)
+        raise ServiceError(PATTERN_NEEDS_DESCRIPTION, code="pattern_needs_description")
     if len(description) > PATTERN_DESCRIPTION_MAX_LENGTH:
-        raise ServiceError(PATTERN_DESCRIPTION_TOO_LONG.format(n=PATTERN_DESCRIPTION_MAX_LENGTH))
+        raise ServiceError(
+            PATTERN_DESCRIPTION_TOO_LONG.format(n=PATTERN_DESCRIPTION_MAX_LENGTH),
+            code="pattern_description_too_long",
+        )
     return description
 
 
 def _validated_kind(kind: str) -> str:
     if kind not in Pattern.Kind.values:
-        raise ServiceError(PATTERN_KIND_UNKNOWN)
+        raise ServiceError(PATTERN_KIND_UNKNOWN, code="pattern_kind_unknown")
     return kind
 
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from annotate.api_errors import body_too_large
+from annotate.api_errors import ErrorCode, body_too_large, error_body
 
 from .logging import request_id
 
@@ -90,5 +90,7 @@ class BodySizeLimitMiddleware:
         except ValueError:
             length = 0
         if length > limit:
-            return JsonResponse({"detail": body_too_large(limit)}, status=413)
+            return JsonResponse(
+                error_body(body_too_large(limit), ErrorCode.BODY_TOO_LARGE), status=413
+            )
         return self.get_response(request)

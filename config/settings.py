@@ -296,6 +296,7 @@ SPECTACULAR_SETTINGS = {
     "GET_LIB_DOC_EXCLUDES": "annotate.apis.common.schema_doc_excludes",
     "ENUM_NAME_OVERRIDES": {
         "AnnotationStatusEnum": "annotate.models.Annotation.Status",
+        "ErrorCodeEnum": "annotate.api_errors.ErrorCode",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",
         "ValueAgreementReasonEnum": "reports.stats.value_agreement.REASONS",
         "ValueAgreementVariantEnum": "reports.stats.value_agreement.VARIANTS",

@@ -23,7 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from rest_framework.permissions import BasePermission
 
-from annotate.api_errors import data_too_large
+from annotate.api_errors import ErrorCode, data_too_large, error_body
 from annotate.apis import user_payload
 from annotate.apis.auth import login_throttle_wait
 
@@ -32,6 +32,7 @@ FRONTEND_NOT_BUILT = (
 )
 API_NOT_FOUND = "Not found."
 BAD_REQUEST = "Bad request."
+SERVER_ERROR = "Internal server error."
 ADMIN_LOGIN_THROTTLED = "Too many sign-in attempts. Try again in {seconds} seconds."
 VITE_ENTRY = "src/main.tsx"
 
@@ -67,7 +68,7 @@ def spa(request: HttpRequest, **_: Any) -> HttpResponse:
 
 
 def api_not_found(request: HttpRequest, **_: Any) -> JsonResponse:
-    return JsonResponse({"detail": API_NOT_FOUND}, status=404)
+    return JsonResponse(error_body(API_NOT_FOUND, ErrorCode.NOT_FOUND), status=404)
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -82,14 +83,14 @@ def health(request: HttpRequest) -> JsonResponse:
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     message = f"CSRF verification failed: {reason or 'missing or wrong token'}."
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": message}, status=403)
+        return JsonResponse(error_body(message, ErrorCode.CSRF_FAILED), status=403)
     return HttpResponse(message, status=403, content_type="text/plain")
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "Internal server error."}, status=500)
-    return HttpResponse("Internal server error.", status=500, content_type="text/plain")
+        return JsonResponse(error_body(SERVER_ERROR, ErrorCode.SERVER_ERROR), status=500)
+    return HttpResponse(SERVER_ERROR, status=500, content_type="text/plain")
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
@@ -98,9 +99,9 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     oversized body anywhere, never Django's HTML page."""
     if isinstance(exception, RequestDataTooBig):
         detail = data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-        return JsonResponse({"detail": detail}, status=413)
+        return JsonResponse(error_body(detail, ErrorCode.DATA_TOO_LARGE), status=413)
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": BAD_REQUEST}, status=400)
+        return JsonResponse(error_body(BAD_REQUEST, ErrorCode.BAD_REQUEST), status=400)
     return HttpResponse(BAD_REQUEST, status=400, content_type="text/plain")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import serializers, status
@@ -13,7 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.apis.common import ErrorSerializer
+from annotate.api_errors import ErrorCode, error_response
+from annotate.apis.common import ErrorSerializer, ValidationErrorSerializer
 from annotate.permissions import IsAdmin
 from mining.core import MineConfig, MiningError
 
@@ -142,7 +142,7 @@ class MiningRunListCreateApi(APIView):
         request=InputSerializer,
         responses={
             201: RunOutputSerializer,
-            400: OpenApiTypes.OBJECT,
+            400: ValidationErrorSerializer,
             403: ErrorSerializer,
             503: ErrorSerializer,
         },
@@ -164,13 +164,13 @@ class MiningRunListCreateApi(APIView):
                 created_by=request.user,
             )
         except MiningError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(str(exc), ErrorCode.MINING_REFUSED, status.HTTP_400_BAD_REQUEST)
         try:
             prepare_run.delay(run.pk)  # the run is committed: the worker will find it
         except KombuOperationalError:
             services.mining_run_fail(run=run, error=QUEUE_UNAVAILABLE)
-            return Response(
-                {"detail": QUEUE_UNAVAILABLE}, status=status.HTTP_503_SERVICE_UNAVAILABLE
+            return error_response(
+                QUEUE_UNAVAILABLE, ErrorCode.QUEUE_UNAVAILABLE, status.HTTP_503_SERVICE_UNAVAILABLE
             )
         return Response(
             RunOutputSerializer(_run_or_404(run.pk)).data, status=status.HTTP_201_CREATED

@@ -20,8 +20,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api_errors import printable
-from annotate.apis.common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer
+from annotate.api_errors import ErrorCode, error_response, printable
+from annotate.apis.common import (
+    NOT_FOUND,
+    ApiErrorsMixin,
+    ErrorSerializer,
+    ValidationErrorSerializer,
+    error_code_field,
+)
 from annotate.imports import ASSIGN_NEEDS_LIVE
 from annotate.limits import MAX_LAYER, MAX_LIST
 from annotate.models import Key, Study
@@ -38,7 +44,7 @@ NOT_A_LIST = "Give a comma-separated list."
 NOT_ANNOTATOR = "{names} annotated no key of this study."
 LAYERS_EMPTY = "The study has no keys in layer(s): {layers}."
 
-_ERRORS = {400: OpenApiTypes.OBJECT, 403: ErrorSerializer, 404: ErrorSerializer}
+_ERRORS = {400: ValidationErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
 
 
 class ReportsApi(ApiErrorsMixin, APIView):
@@ -546,7 +552,8 @@ class ExportJobDownloadApi(ReportsApi):
             if not exc.conflict:
                 raise exceptions.NotFound(exc.message) from exc
             return cast(
-                HttpResponse, Response({"detail": exc.message}, status=status.HTTP_409_CONFLICT)
+                HttpResponse,
+                error_response(exc.message, ErrorCode.EXPORT_UNAVAILABLE, status.HTTP_409_CONFLICT),
             )
         response = FileResponse(
             path.open("rb"),
@@ -567,15 +574,7 @@ class ExportJobDownloadApi(ReportsApi):
 @extend_schema_serializer(component_name="ImportErrors")
 class ImportErrorsSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="The first error.")
-    code = serializers.ChoiceField(
-        choices=["study_name_taken", "not_jsonl", "assign_needs_live"],
-        allow_null=True,
-        required=False,
-        help_text=(
-            "Set for the refusals a client words itself: study_name_taken (send another "
-            "study_name), not_jsonl (the file is no JSONL export), assign_needs_live."
-        ),
-    )
+    code = error_code_field()
     # Shadows Serializer.errors for mypy only: the metaclass turns it into a declared field.
     errors = serializers.ListField(  # type: ignore[assignment]
         child=serializers.CharField(),
@@ -586,10 +585,13 @@ class ImportErrorsSerializer(serializers.Serializer):
 STUDY_NAME_TAKEN_API = "A study named {name!r} already exists; send another study_name."
 
 
-def _import_refused(errors: list[str], code: str | None = None) -> Response:
+def _import_refused(errors: list[str], code: str = ErrorCode.IMPORT_REFUSED) -> Response:
     errors = printable(errors)
-    return Response(
-        {"detail": errors[0], "code": code, "errors": errors}, status=status.HTTP_400_BAD_REQUEST
+    return error_response(
+        errors[0],
+        ErrorCode(code),
+        status.HTTP_400_BAD_REQUEST,
+        errors=errors,
     )
 
 

@@ -27,6 +27,7 @@ from ..selectors import (
     PatternView,
     annotation_get_for_annotator,
     annotation_view,
+    annotation_view_new,
     assignment_get_for_annotator,
     assignment_list_for_annotator,
     key_count_for_assignment,
@@ -52,6 +53,7 @@ from .common import (
     ApiErrorsMixin,
     ConflictSerializer,
     ErrorSerializer,
+    ValidationErrorSerializer,
     annotation_state_data,
 )
 
@@ -84,12 +86,23 @@ def _ranks(prefixes: Sequence[TriggerPrefix]) -> list[int]:
 
 
 def _my_annotation(*, key: Key, request: Request) -> Annotation:
-    """The user's own annotation of ``key``, a key found through the user's assignments;
-    the service makes it (an empty draft, audited) the first time."""
+    """The user's own annotation of ``key``, a key found through the user's assignments,
+    for a write: the service makes it (an empty draft, audited) at the first one."""
     annotation = annotation_get_for_annotator(key=key, user=request.user)
     if annotation is None:
         annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
     return annotation
+
+
+def _read_state(*, key: Key, request: Request, ranks: list[int] | None = None) -> dict[str, Any]:
+    """The user's annotation of ``key`` for a read: reading makes nothing, so a key only
+    opened is still not started (``new``) in every count."""
+    annotation = annotation_get_for_annotator(key=key, user=request.user)
+    if annotation is not None:
+        return _state(annotation=annotation, ranks=ranks)
+    if ranks is None:
+        ranks = _ranks(prefix_list_for_key(key=key))
+    return annotation_state_data(annotation_view_new(key_id=key.pk, ranks=ranks))
 
 
 def _state(
@@ -120,7 +133,7 @@ def _prefixes_by_rank(
 
 _WRITE_RESPONSES = {
     200: AnnotationStateSerializer,
-    400: OpenApiTypes.OBJECT,
+    400: ValidationErrorSerializer,
     403: ErrorSerializer,
     404: ErrorSerializer,
     409: ConflictSerializer,
@@ -162,7 +175,7 @@ class AssignmentKeyOutputSerializer(serializers.Serializer):
         choices=["draft", "submitted"],
         allow_null=True,
         source="my_status",
-        help_text="The user's own annotation status; null: not opened yet.",
+        help_text="The user's own annotation status; null: not started (nothing written yet).",
     )
     version = serializers.IntegerField(source="my_version", allow_null=True)
     pattern_count = serializers.IntegerField(source="my_patterns")
@@ -200,7 +213,7 @@ class AssignmentKeyListApi(AnnotatorApi):
         parameters=[FilterSerializer],
         responses={
             200: AssignmentKeyPageSerializer,
-            400: OpenApiTypes.OBJECT,
+            400: ValidationErrorSerializer,
             403: ErrorSerializer,
             404: ErrorSerializer,
         },
@@ -242,17 +255,24 @@ class NextKeyApi(AnnotatorApi):
         responses={
             200: OutputSerializer,
             204: None,
-            400: OpenApiTypes.OBJECT,
+            400: ValidationErrorSerializer,
             403: ErrorSerializer,
+            404: ErrorSerializer,
         },
-        description="The user's next unfinished key; 204 when every key is submitted.",
+        description="The user's next unfinished key; 204 when every key is submitted; "
+        "404 when `assignment` is not one of the user's.",
     )
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        next_key = key_next_for_annotator(
-            user=request.user, assignment_id=filters.validated_data.get("assignment")
-        )
+        assignment_id = filters.validated_data.get("assignment")
+        # Someone else's assignment (a shared link) is 404, not "nothing left": the
+        # client then falls back to the user's own.
+        if assignment_id is not None and (
+            assignment_get_for_annotator(assignment_id=assignment_id, user=request.user) is None
+        ):
+            raise exceptions.NotFound(NOT_FOUND)
+        next_key = key_next_for_annotator(user=request.user, assignment_id=assignment_id)
         if next_key is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(self.OutputSerializer(next_key).data)
@@ -307,14 +327,13 @@ class KeyDetailApi(AnnotatorApi):
     @extend_schema(
         responses={200: OutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
         description="The key, its trigger prefixes and the user's own annotation "
-        "(created as an empty draft the first time).",
+        "(`new` until the user's first write to it: opening a key starts nothing).",
     )
     def get(self, request: Request, key_id: int) -> Response:
         detail = key_detail_for_annotator(key_id=key_id, user=request.user)
         if detail is None:
             raise exceptions.NotFound(NOT_FOUND)
         key, study = detail.key, detail.key.study
-        annotation = _my_annotation(key=key, request=request)
         tokens = None
         if study.show_value_tokens:
             tokens = [
@@ -334,7 +353,7 @@ class KeyDetailApi(AnnotatorApi):
             "index": key.index,
             "value_top_tokens": tokens,
             "prefixes": detail.prefixes,
-            "annotation": _state(annotation=annotation, ranks=ranks),
+            "annotation": _read_state(key=key, request=request, ranks=ranks),
         }
         return Response(data)
 
@@ -350,8 +369,7 @@ class AnnotationApi(AnnotatorApi):
     )
     def get(self, request: Request, key_id: int) -> Response:
         key = _key_or_404(key_id=key_id, user=request.user)
-        annotation = _my_annotation(key=key, request=request)
-        return Response(_state(annotation=annotation))
+        return Response(_read_state(key=key, request=request))
 
     @extend_schema(request=InputSerializer, responses=_WRITE_RESPONSES)
     def put(self, request: Request, key_id: int) -> Response:

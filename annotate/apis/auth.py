@@ -10,7 +10,6 @@ from django.contrib.auth import authenticate, login, logout
 from django.http import HttpRequest
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -20,9 +19,10 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 from rest_framework.views import APIView
 
+from ..api_errors import ErrorCode, error_response
 from ..permissions import user_is_annotator
 from ..services import PASSWORD_LINK_INVALID, password_link_user, password_set_with_link
-from .common import ApiErrorsMixin, ErrorSerializer
+from .common import ApiErrorsMixin, ErrorSerializer, ValidationErrorSerializer
 
 INVALID_CREDENTIALS = "Invalid username or password."
 
@@ -85,9 +85,9 @@ class LoginApi(APIView):
         responses={
             200: UserOutputSerializer,
             400: OpenApiResponse(
-                OpenApiTypes.OBJECT,
-                description="Wrong credentials (`{detail}`) or field errors "
-                "(`{field: [message]}`).",
+                ValidationErrorSerializer,
+                description="Wrong credentials (code `invalid_credentials`) or field errors "
+                "(code `invalid`).",
             ),
             429: ErrorSerializer,
         },
@@ -97,7 +97,9 @@ class LoginApi(APIView):
         serializer.is_valid(raise_exception=True)
         user = authenticate(request, **serializer.validated_data)
         if user is None:
-            return Response({"detail": INVALID_CREDENTIALS}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(
+                INVALID_CREDENTIALS, ErrorCode.INVALID_CREDENTIALS, status.HTTP_400_BAD_REQUEST
+            )
         login(request, user)
         return Response(user_payload(user))
 
@@ -160,14 +162,16 @@ class PasswordLinkCheckApi(ApiErrorsMixin, APIView):
 
     @extend_schema(
         request=PasswordLinkInputSerializer,
-        responses={200: OutputSerializer, 400: OpenApiTypes.OBJECT, 429: ErrorSerializer},
+        responses={200: OutputSerializer, 400: ValidationErrorSerializer, 429: ErrorSerializer},
     )
     def post(self, request: Request) -> Response:
         serializer = PasswordLinkInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user = password_link_user(**serializer.validated_data)
         if user is None:
-            return Response({"detail": PASSWORD_LINK_INVALID}, status=status.HTTP_400_BAD_REQUEST)
+            return error_response(
+                PASSWORD_LINK_INVALID, ErrorCode.PASSWORD_LINK_INVALID, status.HTTP_400_BAD_REQUEST
+            )
         return Response(self.OutputSerializer(user).data)
 
 
@@ -185,7 +189,7 @@ class SetPasswordApi(ApiErrorsMixin, APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={200: UserOutputSerializer, 400: OpenApiTypes.OBJECT, 429: ErrorSerializer},
+        responses={200: UserOutputSerializer, 400: ValidationErrorSerializer, 429: ErrorSerializer},
     )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)

@@ -10,15 +10,44 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from ..selectors import LABELS, AnnotationView, annotation_view
+from ..api_errors import ErrorCode, error_response
+from ..selectors import ANNOTATION_NEW, LABELS, AnnotationView, annotation_view
 from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
 
 NOT_FOUND = "Not found."
 
 
+def error_code_field() -> serializers.ChoiceField:
+    """The ``code`` of an error answer (annotate.api_errors.ErrorCode)."""
+    return serializers.ChoiceField(
+        choices=[(code.value, code.name) for code in ErrorCode],
+        help_text="Stable name of the error, for clients to translate; `detail` is English.",
+    )
+
+
 @extend_schema_serializer(component_name="Error")
 class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
+    code = error_code_field()
+
+
+@extend_schema_serializer(component_name="FieldError")
+class FieldErrorSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    code = serializers.CharField(help_text='DRF\'s own: "required", "max_length", ...')
+
+
+@extend_schema_serializer(component_name="ValidationError")
+class ValidationErrorSerializer(serializers.Serializer):
+    """A 400: a validation error (``code`` "invalid", with ``fields``) or a refused rule."""
+
+    detail = serializers.CharField(help_text="The first message, after its field's name.")
+    code = error_code_field()
+    # Shadows Serializer.fields for mypy only: the metaclass turns it into a declared field.
+    fields = serializers.DictField(  # type: ignore[assignment]
+        required=False,
+        help_text="Per field (nested as the input is): a list of `FieldError`.",
+    )
 
 
 @extend_schema_serializer(component_name="Pattern")
@@ -42,13 +71,17 @@ class PrefixLabelOutputSerializer(serializers.Serializer):
 class AnnotationStateSerializer(serializers.Serializer):
     """The annotator's own annotation: note, status, version, patterns, derived labels."""
 
-    id = serializers.IntegerField()
+    id = serializers.IntegerField(allow_null=True, help_text="Null until the first write.")
     key_id = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["draft", "submitted"])
+    status = serializers.ChoiceField(
+        choices=[ANNOTATION_NEW, "draft", "submitted"],
+        help_text="`new`: nothing written yet (opening a key starts nothing); the first "
+        "write makes it a draft.",
+    )
     note = serializers.CharField(allow_blank=True)
     version = serializers.IntegerField()
     submitted_at = serializers.DateTimeField(allow_null=True)
-    updated_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField(allow_null=True)
     patterns = PatternOutputSerializer(many=True)
     labels = PrefixLabelOutputSerializer(many=True)
 
@@ -90,6 +123,7 @@ def annotation_state_data(view: AnnotationView) -> dict[str, Any]:
 @extend_schema_serializer(component_name="Conflict")
 class ConflictSerializer(serializers.Serializer):
     detail = serializers.CharField()
+    code = error_code_field()
     current = AnnotationStateSerializer()
 
 
@@ -131,27 +165,27 @@ class UserRefField(serializers.Field):
 
 
 class RuleViolation(exceptions.APIException):
-    """A domain rule refused the request: 400 ``{"detail": message}``."""
+    """A domain rule refused the request: 400 ``{"detail": message, "code": ...}``."""
 
     status_code = status.HTTP_400_BAD_REQUEST
     default_code = "rule_violation"
 
 
 class ApiErrorsMixin:
-    """Turns service errors into API answers: a refused rule is 400 ``{detail}``, a key
-    outside the user's assignments is 404 (as if it did not exist), and a conflict is 409
-    ``{detail, current}`` with the annotation's current state."""
+    """Turns service errors into API answers: a refused rule is 400 ``{detail, code}``, a
+    key outside the user's assignments is 404 (as if it did not exist), and a conflict is
+    409 ``{detail, code, current}`` with the annotation's current state."""
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, KeyNotAssigned):
             exc = exceptions.NotFound(NOT_FOUND)
         elif isinstance(exc, AnnotationConflict):
             current = annotation_state_data(annotation_view(annotation=exc.annotation))
-            return Response(
-                {"detail": exc.message, "current": current}, status=status.HTTP_409_CONFLICT
+            return error_response(
+                exc.message, ErrorCode(exc.code), status.HTTP_409_CONFLICT, current=current
             )
         elif isinstance(exc, ServiceError):
-            exc = RuleViolation(exc.message)
+            exc = RuleViolation(exc.message, code=exc.code)
         return super().handle_exception(exc)  # type: ignore[misc]
 
 

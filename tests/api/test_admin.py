@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.validators import ProhibitNullCharactersValidator
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import get_resolver
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
@@ -22,6 +23,7 @@ from annotate.services import (
     REASSIGN_NEEDED,
 )
 from tests.conftest import client_for
+from tests.errors import field_errors
 from tests.factories import (
     AnnotationFactory,
     BatchFactory,
@@ -110,7 +112,7 @@ def test_a_batch_mode_without_its_field_names_the_field(carol, study):
     response = client_for(carol).post(
         f"/api/admin/studies/{study.pk}/batches/", {"name": "b", "mode": "random"}, format="json"
     )
-    assert response.json() == {"n": [BATCH_MODE_NEEDS["random"][1]]}
+    assert field_errors(response) == {"n": [BATCH_MODE_NEEDS["random"][1]]}
 
 
 def test_carol_assigns_a_batch_by_layer_to_alice_and_bob_with_overlap_2(carol, alice, bob, study):
@@ -135,7 +137,7 @@ def test_carol_assigns_a_batch_by_layer_to_alice_and_bob_with_overlap_2(carol, a
         {"annotators": ["alice"], "overlap": 1},
         format="json",
     )
-    assert again.json() == {"detail": BATCH_ALREADY_ASSIGNED}
+    assert again.json() == {"detail": BATCH_ALREADY_ASSIGNED, "code": "rule_violation"}
 
 
 @pytest.mark.parametrize(
@@ -143,11 +145,22 @@ def test_carol_assigns_a_batch_by_layer_to_alice_and_bob_with_overlap_2(carol, a
     [
         (
             {"annotators": ["alice"], "overlap": 2},
-            {"detail": ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(overlap=2, n=1)},
+            {
+                "detail": ASSIGNMENT_OVERLAP_OUT_OF_RANGE.format(overlap=2, n=1),
+                "code": "rule_violation",
+            },
         ),
         (
             {"annotators": ["nobody"], "overlap": 1},
-            {"annotators": [UNKNOWN_USER.format(ref="nobody")]},
+            {
+                "detail": "annotators: " + UNKNOWN_USER.format(ref="nobody"),
+                "code": "invalid",
+                "fields": {
+                    "annotators": [
+                        {"message": UNKNOWN_USER.format(ref="nobody"), "code": "invalid"}
+                    ]
+                },
+            },
         ),
         ({"annotators": [], "overlap": 1}, None),
         ({"annotators": [True], "overlap": 1}, None),
@@ -289,14 +302,14 @@ def test_a_username_with_a_nul_or_a_lone_surrogate_is_a_400(carol, alice, escape
         content_type="application/json",
     )
     assert assign.status_code == 400, assign.content
-    assert assign.json() == {"annotators": {"0": [message]}}
+    assert field_errors(assign) == {"annotators": {"0": [message]}}
     deactivate = client.post(
         f"/api/admin/annotators/{alice.pk}/deactivate/",
         data=f'{{"reassign_to": "{escaped}"}}',
         content_type="application/json",
     )
     assert deactivate.status_code == 400, deactivate.content
-    assert deactivate.json() == {"reassign_to": [message]}
+    assert field_errors(deactivate) == {"reassign_to": [message]}
     assert not batch.assignments.exists()
     alice.refresh_from_db()
     assert alice.is_active
@@ -309,7 +322,7 @@ def test_a_batch_mode_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape
         content_type="application/json",
     )
     assert response.status_code == 400, response.content
-    assert response.json() == {"mode": ['"x\\ud800" is not a valid choice.']}
+    assert field_errors(response) == {"mode": ['"x\\ud800" is not a valid choice.']}
 
 
 def test_deactivating_someone_who_is_not_an_annotator_is_a_404(carol, mallory, bob):
@@ -330,7 +343,7 @@ def test_deactivating_someone_who_is_not_an_annotator_is_a_404(carol, mallory, b
 def test_unknown_admin_ids_are_a_json_404(carol, path):
     response = client_for(carol).get(path)
     assert response.status_code == 404
-    assert response.json() == {"detail": "Not found."}
+    assert response.json() == {"detail": "Not found.", "code": "not_found"}
 
 
 def test_admin_listings_cost_the_same_queries_for_few_or_many(carol, alice, bob):
@@ -428,3 +441,15 @@ def test_every_text_a_client_sends_has_a_maximum_length(api_client):
                     body.get("schema"), components, f"{where} {media}", set()
                 )
     assert unbounded == []
+
+
+def test_the_django_admin_says_trigger_prefixes(carol):
+    # Issue 12, item 12: the index said "Trigger prefixs".
+    client = Client()
+    client.force_login(carol)
+    index = client.get("/admin/").content.decode()
+    assert "Trigger prefixes" in index
+    assert "prefixs" not in index
+    changelist = client.get("/admin/annotate/triggerprefix/").content.decode()
+    assert "Select trigger prefix to change" in changelist
+    assert "prefixs" not in changelist

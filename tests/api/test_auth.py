@@ -10,6 +10,7 @@ from annotate.apis import INVALID_CREDENTIALS
 from annotate.parsers import NESTED_TOO_DEEPLY
 from annotate.permissions import ANNOTATOR_GROUP
 from config.views import API_NOT_FOUND
+from tests.errors import field_errors
 from tests.factories import PASSWORD, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -45,14 +46,14 @@ def test_wrong_password_gets_a_message_and_no_session(alice, api_client):
         "/api/auth/login/", {"username": "alice", "password": "nope"}, format="json"
     )
     assert response.status_code == 400
-    assert response.json() == {"detail": INVALID_CREDENTIALS}
+    assert response.json() == {"detail": INVALID_CREDENTIALS, "code": "invalid_credentials"}
     assert api_client.get("/api/auth/me/").status_code == 403
 
 
 def test_login_with_a_malformed_body_is_a_400_naming_the_field(api_client):
     response = api_client.post("/api/auth/login/", {"username": "alice"}, format="json")
     assert response.status_code == 400
-    assert "password" in response.json()
+    assert "password" in field_errors(response)
 
 
 def test_login_with_invalid_json_is_a_400(api_client):
@@ -126,7 +127,7 @@ def test_unauthenticated_api_call_is_json_403(api_client):
 def test_unknown_api_path_is_a_json_404_not_the_spa(api_client, path):
     response = api_client.get(path)
     assert response.status_code == 404
-    assert response.json() == {"detail": API_NOT_FOUND}
+    assert response.json() == {"detail": API_NOT_FOUND, "code": "not_found"}
 
 
 def test_schema_and_docs_are_served(api_client):
@@ -200,7 +201,7 @@ DEEP_JSON = "[" * 100_000
 def test_a_deeply_nested_body_to_the_login_is_a_json_400(api_client):
     response = api_client.post("/api/auth/login/", data=DEEP_JSON, content_type="application/json")
     assert response.status_code == 400
-    assert response.json() == {"detail": NESTED_TOO_DEEPLY}
+    assert response.json() == {"detail": NESTED_TOO_DEEPLY, "code": "nested_too_deeply"}
 
 
 def test_a_deeply_nested_body_to_a_signed_in_endpoint_is_a_json_400(carol):
@@ -211,4 +212,4 @@ def test_a_deeply_nested_body_to_a_signed_in_endpoint_is_a_json_400(carol):
         f"/api/admin/studies/{study.pk}/", data=DEEP_JSON, content_type="application/json"
     )
     assert response.status_code == 400
-    assert response.json() == {"detail": NESTED_TOO_DEEPLY}
+    assert response.json() == {"detail": NESTED_TOO_DEEPLY, "code": "nested_too_deeply"}

@@ -21,6 +21,7 @@ from annotate.services import (
     STALE_VERSION,
 )
 from tests.conftest import client_for
+from tests.errors import field_errors
 from tests.factories import (
     AnnotationFactory,
     AssignmentFactory,
@@ -57,7 +58,7 @@ def _pattern(client, key, version, ranks=(1, 2, 3), kind="shallow", **extra):
     return client.post(f"/api/keys/{key.pk}/patterns/", {**body, **extra}, format="json")
 
 
-def test_key_detail_shows_the_prefixes_and_creates_my_empty_draft(alice, key):
+def test_key_detail_shows_the_prefixes_and_my_annotation_not_started(alice, key):
     data = _open(client_for(alice), key)
     assert (data["id"], data["layer"], data["index"]) == (key.pk, key.layer, key.index)
     assert [p["rank"] for p in data["prefixes"]] == list(range(1, 26))
@@ -77,10 +78,10 @@ def test_key_detail_shows_the_prefixes_and_creates_my_empty_draft(alice, key):
     }
     assert (first["trigger_start"], first["trigger_end"]) == (None, None)  # none in the factory
     annotation = data["annotation"]
-    assert (annotation["status"], annotation["note"], annotation["version"]) == ("draft", "", 1)
+    assert (annotation["status"], annotation["note"], annotation["version"]) == ("new", "", 1)
     assert annotation["patterns"] == []
     assert {label["label"] for label in annotation["labels"]} == {"not-covered"}
-    assert Annotation.objects.filter(key=key, annotator=alice).count() == 1
+    assert Annotation.objects.filter(key=key, annotator=alice).count() == 0
 
 
 def test_a_cut_sentences_unknown_next_token_is_null(alice, key):
@@ -108,7 +109,10 @@ def test_a_pattern_with_two_prefixes_is_a_400_with_the_rules_message(alice, key)
     _open(client, key)
     response = _pattern(client, key, 1, ranks=[1, 2])
     assert response.status_code == 400
-    assert response.json() == {"detail": PATTERN_NEEDS_THREE_PREFIXES}
+    assert response.json() == {
+        "detail": PATTERN_NEEDS_THREE_PREFIXES,
+        "code": "pattern_needs_three_prefixes",
+    }
 
 
 def test_a_rank_that_is_not_one_of_the_keys_prefixes_is_a_400(alice, key):
@@ -116,14 +120,19 @@ def test_a_rank_that_is_not_one_of_the_keys_prefixes_is_a_400(alice, key):
     _open(client, key)
     response = _pattern(client, key, 1, ranks=[1, 2, 26])
     assert response.status_code == 400
-    assert response.json() == {"prefix_ranks": [PREFIX_RANKS_UNKNOWN.format(ranks="26", n=25)]}
+    assert field_errors(response) == {
+        "prefix_ranks": [PREFIX_RANKS_UNKNOWN.format(ranks="26", n=25)]
+    }
 
 
 def test_a_repeated_rank_is_a_400(alice, key):
     client = client_for(alice)
     _open(client, key)
     response = _pattern(client, key, 1, ranks=[1, 1, 2])
-    assert response.json() == {"detail": PATTERN_DUPLICATE_PREFIXES}
+    assert response.json() == {
+        "detail": PATTERN_DUPLICATE_PREFIXES,
+        "code": "pattern_duplicate_prefixes",
+    }
 
 
 def test_adding_patterns_derives_the_labels(alice, key):
@@ -241,6 +250,54 @@ def test_next_key_walks_the_assignment_and_answers_204_when_done(alice):
     assert response.content == b""
 
 
+def test_next_key_of_an_assignment_that_is_not_yours_is_not_found(alice, bob):
+    # Issue 12, item 9: bob opened a link with alice's assignment and was told that
+    # nothing was left, with his own keys open.
+    batch, keys = assigned_batch([alice, bob], n_keys=2, n_prefixes=3)
+    alices = batch.assignments.get(annotator=alice).pk
+    client = client_for(bob)
+    for assignment_id in (alices, alices + 1000):
+        response = client.get(f"/api/next-key/?assignment={assignment_id}")
+        assert response.status_code == 404, response.content
+        assert response.json() == {"detail": "Not found.", "code": "not_found"}
+    bobs = batch.assignments.get(annotator=bob).pk
+    mine = client.get(f"/api/next-key/?assignment={bobs}").json()
+    assert mine == {"key_id": keys[0].pk, "assignment_id": bobs}
+
+
+def test_opening_a_key_starts_nothing_until_the_first_edit(alice, carol):
+    # Issue 12, item 12: opening a key made it a "draft" in every count.
+    batch, (key, other) = assigned_batch([alice], n_keys=2, n_prefixes=5)
+    client = client_for(alice)
+    state = client.get(f"/api/keys/{key.pk}/").json()["annotation"]
+    assert client.get(f"/api/keys/{key.pk}/annotation/").json() == state
+    assert state["status"] == "new"
+    assert (state["id"], state["note"], state["patterns"]) == (None, "", [])
+    assert [label["label"] for label in state["labels"]] == ["not-covered"] * 5
+    assert not Annotation.objects.exists()
+    assignment = batch.assignments.get()
+    listed = client.get(f"/api/assignments/{assignment.pk}/keys/").json()["results"]
+    assert [each["status"] for each in listed] == [None, None]
+    progress = client_for(carol).get(f"/api/admin/batches/{batch.pk}/progress/").json()
+    assert (progress["total"]["draft"], progress["total"]["new"]) == (0, 2)
+
+    # The first edit names the version the read showed, and makes the draft.
+    saved = client.put(
+        f"/api/keys/{key.pk}/annotation/",
+        {"note": "first", "version": state["version"]},
+        format="json",
+    )
+    assert saved.status_code == 200, saved.content
+    assert saved.json()["status"] == "draft" and saved.json()["id"] is not None
+    progress = client_for(carol).get(f"/api/admin/batches/{batch.pk}/progress/").json()
+    assert (progress["total"]["draft"], progress["total"]["new"]) == (1, 1)
+    # Submitting a key never edited (zero patterns is a finding) works from "new" too.
+    version = client.get(f"/api/keys/{other.pk}/").json()["annotation"]["version"]
+    submitted = client.post(f"/api/keys/{other.pk}/submit/", {"version": version}, format="json")
+    assert submitted.status_code == 200, submitted.content
+    assert submitted.json()["status"] == "submitted"
+
+
 def test_assignment_keys_list_my_status_per_key(alice, bob):
     batch, keys = assigned_batch([alice, bob], n_keys=3, n_prefixes=3)
     AnnotationFactory(key=keys[0], annotator=alice, status=Annotation.Status.SUBMITTED)
@@ -303,7 +360,7 @@ def test_a_bad_page_of_keys_is_a_400_naming_the_parameter(alice, query, field):
     assignment = batch.assignments.get()
     response = client_for(alice).get(f"/api/assignments/{assignment.pk}/keys/", query)
     assert response.status_code == 400, response.content
-    assert list(response.json()) == [field]
+    assert list(field_errors(response)) == [field]
 
 
 # --- bad input: always a 4xx with JSON, never a 500 --------------------------------------
@@ -395,7 +452,8 @@ def test_a_bad_body_is_a_400_never_a_500(alice, key, method, path, body):
     assert response.status_code == 400, response.content
     assert response["Content-Type"] == "application/json"
     assert Pattern.objects.count() == 0
-    assert Annotation.objects.get(key=key).version == 1
+    # Opening the key made nothing, and a refused write makes nothing either.
+    assert not Annotation.objects.filter(key=key).exists()
 
 
 @pytest.mark.parametrize(
@@ -430,7 +488,7 @@ def test_a_kind_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape(alice
         f"/api/keys/{key.pk}/patterns/", data=body, content_type="application/json"
     )
     assert response.status_code == 400, response.content
-    assert response.json() == {"kind": ['"x\\ud800" is not a valid choice.']}
+    assert field_errors(response) == {"kind": ['"x\\ud800" is not a valid choice.']}
     assert Pattern.objects.count() == 0
 
 
@@ -459,7 +517,7 @@ def test_unknown_or_huge_ids_are_a_json_404(alice, key, path):
     client = client_for(alice)
     response = client.get(path) if "patterns" not in path else client.delete(path + "?version=1")
     assert response.status_code == 404
-    assert response.json() == {"detail": "Not found."}
+    assert response.json() == {"detail": "Not found.", "code": "not_found"}
 
 
 # --- queries: O(1) per request ----------------------------------------------------------
@@ -503,10 +561,10 @@ def test_opening_a_key_the_first_time_costs_a_fixed_number_of_queries(alice):
     client = client_for(alice)
     few = _queries(client, "get", f"/api/keys/{small.pk}/")
     many = _queries(client, "get", f"/api/keys/{large.pk}/")
-    # the six above (no annotation yet), then the service: is the key assigned, is there
-    # an annotation now, and the draft with its audit record in one transaction
-    assert len(few) == len(many) == 12
-    assert sum(sql.startswith("INSERT") for sql in many) == 2
+    # session, user (with its role), the key with its study, its prefixes, my annotation
+    # (none yet): opening a key writes nothing (issue 12, item 12)
+    assert len(few) == len(many) == 5
+    assert not any(sql.startswith(("INSERT", "UPDATE")) for sql in many), many
 
 
 def test_saving_a_pattern_costs_the_same_queries_for_few_or_many_patterns(alice):

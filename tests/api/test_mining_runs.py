@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from mining.models import MiningRun, MiningShard
 from tests.conftest import client_for
+from tests.errors import field_errors
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +96,7 @@ def test_cancel_marks_the_run_and_asks_shards_to_stop(carol):
 def test_bad_run_bodies_are_400_naming_the_field(carol, queued, body, field):
     response = client_for(carol).post("/api/admin/mining-runs/", body, format="json")
     assert response.status_code == 400
-    assert field in response.json()
+    assert field in field_errors(response)
     assert not MiningRun.objects.exists()
 
 
@@ -110,7 +111,7 @@ def test_a_dtype_with_a_lone_surrogate_is_a_400_that_writes_it_as_an_escape(caro
         "/api/admin/mining-runs/", data=body, content_type="application/json"
     )
     assert response.status_code == 400, response.content
-    assert response.json() == {"dtype": ['"x\\ud800" is not a valid choice.']}
+    assert field_errors(response) == {"dtype": ['"x\\ud800" is not a valid choice.']}
     assert not MiningRun.objects.exists()
 
 
@@ -177,7 +178,7 @@ def _post_run(user, **fields):
 
 def _refused(response, field: str, setting: str, root) -> str:
     assert response.status_code == 400, response.content
-    (message,) = response.json()[field]
+    (message,) = field_errors(response)[field]
     assert setting in message and str(root) in message, message
     assert not MiningRun.objects.exists()
     return message
@@ -249,7 +250,7 @@ def test_a_path_no_file_can_have_is_a_400(carol, queued, roots, field, value):
         "/api/admin/mining-runs/", data=body, content_type="application/json"
     )
     assert response.status_code == 400, response.content
-    assert field in response.json()
+    assert field in field_errors(response)
     assert not MiningRun.objects.exists()
 
 

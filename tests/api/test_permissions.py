@@ -260,7 +260,7 @@ def test_alice_can_work_on_her_assigned_key(world, endpoint, alice):
 def test_an_unassigned_key_is_not_found_for_alice(world, endpoint, alice):
     response = _call(client_for(alice), endpoint, world)
     assert response.status_code == 404, response.content
-    assert response.json() == {"detail": "Not found."}
+    assert response.json() == {"detail": "Not found.", "code": "not_found"}
 
 
 @pytest.mark.parametrize("endpoint", _key_endpoints("bob_key"))

@@ -28,7 +28,9 @@ answer does not wait on a worker and needs no broker, and the 503 of an unreacha
 broker has its own tests.
 
 Checks: not_a_server_error, status_code_conformance, content_type_conformance,
-response_schema_conformance, response_headers_conformance, unsupported_method. Left out:
+response_schema_conformance, response_headers_conformance, unsupported_method, and our
+own every_error_has_a_code (each 4xx and 5xx is JSON with a ``detail`` and a known
+``code``, also where the schema documents the answer as any object). Left out:
 - negative_data_rejection: DRF coerces on purpose (1 or "true" for a boolean, "1" for an
   integer, an empty query value is no filter), so some requests the schema calls invalid
   are answered 200;
@@ -47,6 +49,7 @@ seed, no example database.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -73,6 +76,7 @@ from schemathesis.specs.openapi.checks import (
     unsupported_method,
 )
 
+from annotate.api_errors import ErrorCode
 from annotate.models import Annotation, Assignment
 from mining.models import MiningRun
 from reports.models import ExportJob
@@ -104,7 +108,20 @@ schema = schemathesis.openapi.from_path(
     ),
 )
 
+
+def every_error_has_a_code(ctx: Any, response: schemathesis.Response, case: Any) -> None:
+    """Every error answer is ``{"detail", "code", ...}`` with a code the SPA translates
+    (annotate/api_errors.py)."""
+    if response.status_code < 400:
+        return
+    body = json.loads(response.content)
+    assert isinstance(body, dict), body
+    assert isinstance(body.get("detail"), str) and body["detail"], body
+    assert body.get("code") in set(ErrorCode), body
+
+
 CHECKS = [
+    every_error_has_a_code,
     not_a_server_error,
     status_code_conformance,
     content_type_conformance,

@@ -32,7 +32,10 @@ def test_a_json_body_over_the_data_limit_is_a_json_413(carol, settings):
     )
     assert response.status_code == 413
     assert response["Content-Type"] == "application/json"
-    assert response.json() == {"detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}
+    assert response.json() == {
+        "detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE),
+        "code": "data_too_large",
+    }
     study.refresh_from_db()
     assert study.name != json.loads(body)["name"]
 
@@ -41,7 +44,10 @@ def test_an_anonymous_json_body_over_the_data_limit_is_a_json_413(settings):
     body = json.dumps({"username": "a", "password": "x" * settings.DATA_UPLOAD_MAX_MEMORY_SIZE})
     response = Client().post("/api/auth/login/", data=body, content_type="application/json")
     assert response.status_code == 413
-    assert response.json() == {"detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}
+    assert response.json() == {
+        "detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE),
+        "code": "data_too_large",
+    }
 
 
 def test_an_import_file_over_the_upload_limit_is_a_json_413(carol, settings):
@@ -50,7 +56,7 @@ def test_an_import_file_over_the_upload_limit_is_a_json_413(carol, settings):
     response = client_for(carol).post("/api/admin/imports/", {"file": upload})
     assert response.status_code == 413
     assert response["Content-Type"] == "application/json"
-    assert response.json() == {"detail": body_too_large(1 * MiB)}
+    assert response.json() == {"detail": body_too_large(1 * MiB), "code": "body_too_large"}
 
 
 def test_a_form_field_over_the_data_limit_in_an_import_is_a_json_413(carol, settings):
@@ -58,7 +64,10 @@ def test_a_form_field_over_the_data_limit_in_an_import_is_a_json_413(carol, sett
     name = "n" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
     response = client_for(carol).post("/api/admin/imports/", {"file": upload, "study_name": name})
     assert response.status_code == 413
-    assert response.json() == {"detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}
+    assert response.json() == {
+        "detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE),
+        "code": "data_too_large",
+    }
 
 
 def test_a_file_under_the_upload_limit_is_not_held_to_the_data_limit(carol, settings):
@@ -77,7 +86,10 @@ def test_an_admin_form_over_the_data_limit_is_a_413_not_an_html_page(settings):
         {"username": "a", "password": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)},
     )
     assert response.status_code == 413
-    assert response.json() == {"detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}
+    assert response.json() == {
+        "detail": data_too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE),
+        "code": "data_too_large",
+    }
 
 
 def _max_upload(value: str | None) -> subprocess.CompletedProcess:

@@ -40,6 +40,24 @@ def test_a_wrong_password_shows_a_message(page, alice):
     expect(page.get_by_text("Traceback")).to_have_count(0)
 
 
+def test_a_wrong_password_is_told_in_chinese_to_a_user_working_in_chinese(
+    browser, live_server, alice
+):
+    # The browser asks for Chinese: the SPA follows it, and the server's English detail
+    # ("Invalid username or password.") is translated by its code.
+    context = browser.new_context(base_url=live_server.url, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.goto("/login")
+        page.get_by_label("用户名").fill("alice")
+        page.get_by_label("密码").fill("wrong password")
+        page.get_by_role("button", name="登录").click()
+        expect(page.get_by_role("alert")).to_have_text("用户名或密码错误。")
+        expect(page.get_by_text(INVALID_CREDENTIALS)).to_have_count(0)
+    finally:
+        context.close()
+
+
 def test_signing_out_returns_to_the_login_page(page, alice):
     log_in(page, "alice", PASSWORD)
     expect(page.get_by_role("heading", name="My assignments")).to_be_visible()

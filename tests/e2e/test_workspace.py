@@ -87,7 +87,7 @@ def test_annotator_completes_a_key_with_the_keyboard_only(page, alice):
 
     page.keyboard.press("Control+Enter")
     expect(page).not_to_have_url(first_url)
-    # The next key is open (its GET made the draft) before the test reads the database:
+    # The next key is open (its GETs done) before the test reads the database:
     # SQLite's shared in-memory database locks a table that the server is writing.
     expect(page.get_by_text("No patterns yet.")).to_be_visible()
     expect(page.get_by_test_id("prefix-row")).to_have_count(25)
@@ -100,6 +100,25 @@ def test_annotator_completes_a_key_with_the_keyboard_only(page, alice):
     assert page.url.split("/keys/")[1].split("?")[0] == str(
         ({key.pk for key in keys} - {done.key_id}).pop()
     )
+
+
+def test_a_link_with_someone_elses_assignment_moves_on_in_your_own(page, alice, bob):
+    # Issue 12, item 9: bob opened a key with alice's assignment in the address and, on
+    # submitting, was told "nothing left" with his own keys open.
+    batch, keys = assigned_batch([alice, bob], n_keys=2, name="shared")
+    alices = batch.assignments.get(annotator=alice).pk
+    bobs = batch.assignments.get(annotator=bob).pk
+    log_in(page, "bob", PASSWORD)
+    expect(page.get_by_role("heading", name="My assignments")).to_be_visible()
+    page.goto(f"/keys/{keys[0].pk}?assignment={alices}")
+    expect(page.get_by_test_id("prefix-row")).to_have_count(25)
+    add_pattern_with_keys(page, "bob sees numbers")
+    expect_saved(page)
+
+    page.keyboard.press("Control+Enter")
+    expect(page).to_have_url(re.compile(rf"/keys/{keys[1].pk}\?assignment={bobs}$"))
+    expect(page.get_by_test_id("prefix-row")).to_have_count(25)
+    expect(page.get_by_test_id("all-done")).to_have_count(0)
 
 
 def test_a_long_assignment_lists_its_keys_a_page_at_a_time(page, alice):

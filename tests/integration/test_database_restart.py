@@ -178,7 +178,7 @@ def test_annotators_work_on_through_a_database_restart(server, alice):
             down = _pattern(session, server, key.pk, version, retried_id)
             assert down.status_code == 503
             assert down.headers["Content-Type"].startswith("application/json")
-            assert down.json() == {"detail": DATABASE_UNAVAILABLE}
+            assert down.json() == {"detail": DATABASE_UNAVAILABLE, "code": "database_unavailable"}
             health = requests.get(f"{server}/api/health/", timeout=10)
             assert health.status_code == 503
         finally:

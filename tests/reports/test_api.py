@@ -28,6 +28,7 @@ from reports.exports import export_jsonl
 from reports.models import ExportJob
 from reports.tasks import export_study
 from tests.conftest import client_for
+from tests.errors import field_errors
 
 pytestmark = pytest.mark.django_db
 
@@ -141,7 +142,7 @@ def test_bad_report_filters_are_400(hand_study, carol, query, field):
     for suffix in ("report/", "report.csv"):
         response = client.get(f"/api/admin/studies/{hand_study.pk}/{suffix}", query)
         assert response.status_code == 400, (suffix, response.content)
-        assert field in response.json()
+        assert field in field_errors(response)
 
 
 def test_an_unknown_study_is_404(carol):
@@ -255,7 +256,10 @@ def test_an_export_job_that_fails_says_why(hand_study, carol, settings, tmp_path
     assert (job.status, job.error) == ("failed", "disk full")
     download = client_for(carol).get(f"/api/admin/exports/{job.pk}/download")
     assert download.status_code == 409
-    assert download.json() == {"detail": "This export failed: disk full"}
+    assert download.json() == {
+        "detail": "This export failed: disk full",
+        "code": "export_unavailable",
+    }
 
 
 def test_an_export_job_needs_a_known_format(hand_study, carol):
@@ -263,7 +267,7 @@ def test_an_export_job_needs_a_known_format(hand_study, carol):
         f"/api/admin/studies/{hand_study.pk}/exports/", {"format": "xlsx"}, format="json"
     )
     assert response.status_code == 400
-    assert "format" in response.json()
+    assert "format" in field_errors(response)
 
 
 def _upload(text: str, name: str = "in.jsonl") -> SimpleUploadedFile:
@@ -292,7 +296,7 @@ def test_a_bad_upload_is_400_with_every_error_and_writes_nothing(hand_study, car
     assert response.status_code == 400
     assert response.json() == {
         "detail": "line 2: not valid JSON",
-        "code": None,
+        "code": "import_refused",
         "errors": ["line 2: not valid JSON"],
     }
     assert Study.objects.count() == before
@@ -304,7 +308,7 @@ def test_an_upload_without_a_file_is_400_with_its_error_listed(carol):
     # The documented ImportErrors, as for a bad line, so the form lists it.
     assert response.json() == {
         "detail": "file: No file was submitted.",
-        "code": None,
+        "code": "import_refused",
         "errors": ["file: No file was submitted."],
     }
     as_json = client_for(carol).post(
@@ -319,7 +323,7 @@ def test_an_upload_that_is_no_readable_form_is_400_with_its_error_listed(carol):
     )
     assert response.status_code == 400
     message = "Multipart form parse error - Invalid boundary in multipart: None"
-    assert response.json() == {"detail": message, "code": None, "errors": [message]}
+    assert response.json() == {"detail": message, "code": "import_refused", "errors": [message]}
 
 
 def test_an_upload_with_lone_surrogates_is_400_naming_each_and_writes_nothing(hand_study, carol):
@@ -356,7 +360,7 @@ def test_an_export_job_with_a_lone_surrogate_for_format_is_a_400(hand_study, car
         content_type="application/json",
     )
     assert response.status_code == 400, response.content
-    assert response.json() == {"format": ['"x\\ud800" is not a valid choice.']}
+    assert field_errors(response) == {"format": ['"x\\ud800" is not a valid choice.']}
     assert not ExportJob.objects.exists()
 
 

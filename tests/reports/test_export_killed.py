@@ -70,7 +70,10 @@ def test_a_worker_killed_mid_export_never_offers_a_partial_file_and_the_rerun_co
 
     # Its heartbeat is still recent: the job is not finished, and nothing is served.
     download = client.get(download_url)
-    assert (download.status_code, download.json()) == (409, {"detail": jobs.EXPORT_NOT_FINISHED})
+    assert (download.status_code, download.json()) == (
+        409,
+        {"detail": jobs.EXPORT_NOT_FINISHED, "code": "export_unavailable"},
+    )
 
     # Time passes with no heartbeat (the limit drops to 0 instead): the job has failed,
     # says why, and its killed writer's partial file is removed, never renamed.

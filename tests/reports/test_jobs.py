@@ -80,7 +80,10 @@ def test_a_running_job_whose_heartbeat_stopped_is_failed_with_its_reason(
 
     assert client.get(f"/api/admin/exports/{alive.pk}/").json()["status"] == "running"
     download = client.get(f"/api/admin/exports/{alive.pk}/download")
-    assert (download.status_code, download.json()) == (409, {"detail": jobs.EXPORT_NOT_FINISHED})
+    assert (download.status_code, download.json()) == (
+        409,
+        {"detail": jobs.EXPORT_NOT_FINISHED, "code": "export_unavailable"},
+    )
 
     detail = client.get(f"/api/admin/exports/{lost.pk}/").json()
     assert (detail["status"], detail["error"]) == (
@@ -133,7 +136,13 @@ def test_a_done_jobs_file_that_changed_size_is_never_served(hand_study, carol, s
     with path.open("r+b") as f:
         f.truncate(job.file_size // 2)
     download = client_for(carol).get(f"/api/admin/exports/{job.pk}/download")
-    assert (download.status_code, download.json()) == (404, {"detail": jobs.EXPORT_FILE_CHANGED})
+    assert (download.status_code, download.json()) == (
+        404,
+        {"detail": jobs.EXPORT_FILE_CHANGED, "code": "not_found"},
+    )
     path.unlink()
     download = client_for(carol).get(f"/api/admin/exports/{job.pk}/download")
-    assert (download.status_code, download.json()) == (404, {"detail": jobs.EXPORT_FILE_MISSING})
+    assert (download.status_code, download.json()) == (
+        404,
+        {"detail": jobs.EXPORT_FILE_MISSING, "code": "not_found"},
+    )

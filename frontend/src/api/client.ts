@@ -33,8 +33,10 @@ import type {
 /** A failed API call. `status` 0 means the request never got an HTTP answer. */
 export class ApiError extends Error {
   readonly status: number;
-  /** The server's message (`{"detail": "..."}`), or '' when it sent none. */
+  /** The server's message (`{"detail": "..."}`, in English), or '' when it sent none. */
   readonly detail: string;
+  /** The server's stable name for the error (`{"code": "..."}`), or '' when it sent none. */
+  readonly code: string;
   /** The parsed JSON body, when there was one (a 409 carries `current`). */
   readonly body: unknown;
 
@@ -43,6 +45,8 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.status = status;
     this.detail = detail;
+    const code = (body as { code?: unknown } | null | undefined)?.code;
+    this.code = typeof code === 'string' ? code : '';
     this.body = body;
   }
 }
@@ -61,8 +65,8 @@ export function readCookie(name: string): string | null {
   return null;
 }
 
-// DRF answers `{"detail": "..."}` for most errors and `{"field": ["..."]}` for
-// validation errors; fold the latter into one readable line.
+// The API answers `{"detail": "...", "code": "..."}` for every error (a validation
+// error adds `fields`); a body of bare `{"field": ["..."]}` is folded into one line.
 function detailFrom(body: unknown): string {
   if (body === null || typeof body !== 'object') return '';
   const record = body as Record<string, unknown>;

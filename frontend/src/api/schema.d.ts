@@ -455,7 +455,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The key, its trigger prefixes and the user's own annotation (created as an empty draft the first time). */
+        /** @description The key, its trigger prefixes and the user's own annotation (`new` until the user's first write to it: opening a key starts nothing). */
         get: operations["keys_retrieve"];
         put?: never;
         post?: never;
@@ -554,7 +554,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The user's next unfinished key; 204 when every key is submitted. */
+        /** @description The user's next unfinished key; 204 when every key is submitted; 404 when `assignment` is not one of the user's. */
         get: operations["next_key_retrieve"];
         put?: never;
         post?: never;
@@ -597,15 +597,23 @@ export interface components {
         };
         /** @description The annotator's own annotation: note, status, version, patterns, derived labels. */
         AnnotationState: {
-            id: number;
+            /** @description Null until the first write. */
+            id: number | null;
             key_id: number;
-            status: components["schemas"]["AnnotationStatusEnum"];
+            /**
+             * @description `new`: nothing written yet (opening a key starts nothing); the first write makes it a draft.
+             *
+             *     * `new` - new
+             *     * `draft` - draft
+             *     * `submitted` - submitted
+             */
+            status: components["schemas"]["Status032Enum"];
             note: string;
             version: number;
             /** Format: date-time */
             submitted_at: string | null;
             /** Format: date-time */
-            updated_at: string;
+            updated_at: string | null;
             patterns: components["schemas"]["Pattern"][];
             labels: components["schemas"]["PrefixLabel"][];
         };
@@ -682,7 +690,7 @@ export interface components {
             layer: number;
             index: number;
             /**
-             * @description The user's own annotation status; null: not opened yet.
+             * @description The user's own annotation status; null: not started (nothing written yet).
              *
              *     * `draft` - draft
              *     * `submitted` - submitted
@@ -747,15 +755,8 @@ export interface components {
              *     * `draft` - draft
              *     * `submitted` - submitted
              */
-            status: components["schemas"]["BatchKeyAnnotatorStatusEnum"];
+            status: components["schemas"]["Status032Enum"];
         };
-        /**
-         * @description * `new` - new
-         *     * `draft` - draft
-         *     * `submitted` - submitted
-         * @enum {string}
-         */
-        BatchKeyAnnotatorStatusEnum: "new" | "draft" | "submitted";
         BatchKeyPage: {
             /** @description Keys in the whole batch. */
             count: number;
@@ -772,15 +773,49 @@ export interface components {
             per_annotator: components["schemas"]["AnnotatorProgress"][];
             per_layer: components["schemas"]["LayerProgress"][];
         };
-        /**
-         * @description * `study_name_taken` - study_name_taken
-         *     * `not_jsonl` - not_jsonl
-         *     * `assign_needs_live` - assign_needs_live
-         * @enum {string}
-         */
-        CodeEnum: "study_name_taken" | "not_jsonl" | "assign_needs_live";
         Conflict: {
             detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `password_link_invalid` - PASSWORD_LINK_INVALID
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             *     * `study_name_taken` - STUDY_NAME_TAKEN
+             *     * `not_jsonl` - NOT_JSONL
+             *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
             current: components["schemas"]["AnnotationState"];
         };
         /**
@@ -791,7 +826,88 @@ export interface components {
         DtypeEnum: "float32" | "bfloat16";
         Error: {
             detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `password_link_invalid` - PASSWORD_LINK_INVALID
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             *     * `study_name_taken` - STUDY_NAME_TAKEN
+             *     * `not_jsonl` - NOT_JSONL
+             *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
         };
+        /**
+         * @description * `invalid` - INVALID
+         *     * `parse_error` - PARSE_ERROR
+         *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+         *     * `bad_request` - BAD_REQUEST
+         *     * `not_authenticated` - NOT_AUTHENTICATED
+         *     * `authentication_failed` - AUTHENTICATION_FAILED
+         *     * `permission_denied` - PERMISSION_DENIED
+         *     * `csrf_failed` - CSRF_FAILED
+         *     * `not_found` - NOT_FOUND
+         *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+         *     * `not_acceptable` - NOT_ACCEPTABLE
+         *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+         *     * `throttled` - THROTTLED
+         *     * `body_too_large` - BODY_TOO_LARGE
+         *     * `data_too_large` - DATA_TOO_LARGE
+         *     * `server_error` - SERVER_ERROR
+         *     * `database_unavailable` - DATABASE_UNAVAILABLE
+         *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+         *     * `invalid_credentials` - INVALID_CREDENTIALS
+         *     * `password_link_invalid` - PASSWORD_LINK_INVALID
+         *     * `stale_version` - STALE_VERSION
+         *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+         *     * `rule_violation` - RULE_VIOLATION
+         *     * `note_too_long` - NOTE_TOO_LONG
+         *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+         *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+         *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+         *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+         *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+         *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+         *     * `mining_refused` - MINING_REFUSED
+         *     * `export_unavailable` - EXPORT_UNAVAILABLE
+         *     * `import_refused` - IMPORT_REFUSED
+         *     * `study_name_taken` - STUDY_NAME_TAKEN
+         *     * `not_jsonl` - NOT_JSONL
+         *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+         * @enum {string}
+         */
+        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live";
         ExportJob: {
             id: number;
             study_id: number;
@@ -835,13 +951,46 @@ export interface components {
             /** @description The first error. */
             detail: string;
             /**
-             * @description Set for the refusals a client words itself: study_name_taken (send another study_name), not_jsonl (the file is no JSONL export), assign_needs_live.
+             * @description Stable name of the error, for clients to translate; `detail` is English.
              *
-             *     * `study_name_taken` - study_name_taken
-             *     * `not_jsonl` - not_jsonl
-             *     * `assign_needs_live` - assign_needs_live
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `password_link_invalid` - PASSWORD_LINK_INVALID
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             *     * `study_name_taken` - STUDY_NAME_TAKEN
+             *     * `not_jsonl` - NOT_JSONL
+             *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
              */
-            code?: (components["schemas"]["CodeEnum"] | components["schemas"]["NullEnum"]) | null;
+            code: components["schemas"]["ErrorCodeEnum"];
             /** @description Every error found, each naming its line (or its form field). */
             errors: string[];
         };
@@ -1297,6 +1446,13 @@ export interface components {
             token: string;
             password: string;
         };
+        /**
+         * @description * `new` - new
+         *     * `draft` - draft
+         *     * `submitted` - submitted
+         * @enum {string}
+         */
+        Status032Enum: "new" | "draft" | "submitted";
         StudyDetail: {
             id: number;
             name: string;
@@ -1406,6 +1562,56 @@ export interface components {
             is_staff: boolean;
             readonly is_annotator: boolean;
             readonly display_name: string;
+        };
+        /** @description A 400: a validation error (``code`` "invalid", with ``fields``) or a refused rule. */
+        ValidationError: {
+            /** @description The first message, after its field's name. */
+            detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `password_link_invalid` - PASSWORD_LINK_INVALID
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             *     * `study_name_taken` - STUDY_NAME_TAKEN
+             *     * `not_jsonl` - NOT_JSONL
+             *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
+            /** @description Per field (nested as the input is): a list of `FieldError`. */
+            fields?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @description * `encoder` - encoder
@@ -1979,9 +2185,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2327,9 +2531,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2381,9 +2583,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2436,9 +2636,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2515,9 +2713,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2559,15 +2755,13 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description Wrong credentials (`{detail}`) or field errors (`{field: [message]}`). */
+            /** @description Wrong credentials (code `invalid_credentials`) or field errors (code `invalid`). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             429: {
@@ -2651,9 +2845,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             429: {
@@ -2692,9 +2884,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             429: {
@@ -2809,9 +2999,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2876,9 +3064,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2935,9 +3121,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -2995,9 +3179,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -3054,9 +3236,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -3113,9 +3293,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
@@ -3176,12 +3354,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3228,9 +3412,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {

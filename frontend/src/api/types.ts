@@ -8,6 +8,7 @@ export type User = Schemas['User'];
 export type Assignment = Schemas['Assignment'];
 export type LoginRequest = Schemas['LoginRequest'];
 export type ErrorBody = Schemas['Error'];
+export type ErrorCode = Schemas['ErrorCodeEnum'];
 export type AssignmentKey = Schemas['AssignmentKey'];
 export type AssignmentKeyPage = Schemas['AssignmentKeyPage'];
 export type NextKey = Schemas['NextKey'];

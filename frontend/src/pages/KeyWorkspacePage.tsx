@@ -3,7 +3,6 @@ import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
 
-import { api } from '../api/client';
 import { useAuth } from '../auth/AuthContext';
 import { errorMessage } from '../api/errorMessage';
 import type { PatternKind } from '../api/types';
@@ -15,6 +14,7 @@ import type { ShownDraft } from '../workspace/composerDraft';
 import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { lookUpKey } from '../workspace/keymap';
+import { nextKeyFor } from '../workspace/nextKey';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
@@ -217,7 +217,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     if (!submitted) queue.enqueue(keyId, { type: 'submit' });
     await queue.whenSettled(keyId);
     try {
-      const next = await api.nextKey(assignmentId);
+      const next = await nextKeyFor(assignmentId);
       if (!next) {
         setDone(true);
         setAdvancing(false);

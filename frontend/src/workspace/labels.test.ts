@@ -58,6 +58,13 @@ describe('pending writes on top of the server state', () => {
     ]);
     expect(shown.patterns).toHaveLength(1);
   });
+
+  it('shows a key nobody has written to as new until its first write makes the draft', () => {
+    const state = makeState({ id: null, status: 'new', updated_at: null });
+    expect(applyPending(state, []).status).toBe('new');
+    expect(applyPending(state, [write({ type: 'note', note: 'first' })]).status).toBe('draft');
+    expect(applyPending(state, [write({ type: 'submit' })]).status).toBe('submitted');
+  });
 });
 
 describe('why a pattern cannot be added yet', () => {

@@ -64,6 +64,8 @@ export function applyPending(state: AnnotationState, writes: readonly QueuedWrit
   let status = state.status;
   let temporaryId = -1;
   for (const { op } of writes) {
+    // A key nobody has written to is "new"; its first write makes the draft.
+    if (status === 'new' && op.type !== 'submit' && op.type !== 'reopen') status = 'draft';
     switch (op.type) {
       case 'note':
         note = op.note;

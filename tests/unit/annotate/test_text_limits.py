@@ -18,6 +18,7 @@ from annotate.services import (
     pattern_update,
 )
 from tests.conftest import client_for
+from tests.errors import field_errors
 from tests.factories import AnnotationFactory, PatternFactory, assigned_batch
 
 pytestmark = pytest.mark.django_db
@@ -97,7 +98,9 @@ def test_the_api_answers_a_400_naming_the_field_and_its_limit(
     url = f"/api/keys/{draft.key_id}/{suffix}"
     response = getattr(client, method)(url, {**body, field: "x" * (limit + 1)}, format="json")
     assert response.status_code == 400, response.content
-    assert response.json() == {field: [f"Ensure this field has no more than {limit} characters."]}
+    assert field_errors(response) == {
+        field: [f"Ensure this field has no more than {limit} characters."]
+    }
     assert not Annotation.objects.filter(note__startswith="xxx").exists()
     assert not Pattern.objects.exists()
     ok = getattr(client, method)(url, {**body, field: "x" * limit}, format="json")
@@ -112,4 +115,6 @@ def test_a_batch_name_over_the_limit_is_a_400_naming_it(carol):
         format="json",
     )
     assert response.status_code == 400
-    assert response.json() == {"name": ["Ensure this field has no more than 200 characters."]}
+    assert field_errors(response) == {
+        "name": ["Ensure this field has no more than 200 characters."]
+    }
