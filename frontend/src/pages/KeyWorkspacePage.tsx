@@ -349,6 +349,9 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   }
 
   return (
+    // The shortcuts are the workspace's own (WCAG 2.1.4: scoped, and they can be turned
+    // off); the section is where they are listened for, not a control.
+    // eslint-disable-next-line jsx-a11y/no-noninteractive-element-interactions
     <section
       className="workspace"
       aria-labelledby="workspace-heading"

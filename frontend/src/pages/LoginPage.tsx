@@ -59,6 +59,8 @@ export function LoginPage() {
             autoCapitalize="none"
             spellCheck={false}
             required
+            // The page's one task: its first field takes focus, as a sign-in form's should.
+            // eslint-disable-next-line jsx-a11y/no-autofocus
             autoFocus
             value={username}
             onChange={(event) => setUsername(event.target.value)}

@@ -94,6 +94,8 @@ export function SetPasswordPage() {
             type="password"
             autoComplete="new-password"
             required
+            // The page's one task: its first field takes focus, as a sign-in form's should.
+            // eslint-disable-next-line jsx-a11y/no-autofocus
             autoFocus
             value={password}
             onChange={(event) => setPassword(event.target.value)}

@@ -46,6 +46,9 @@ export function Modal({
   }, [initialFocus]);
 
   return (
+    // A click on the backdrop closes it, as Escape does (onCancel): a mouse convenience
+    // beside the keyboard's way, not the only one.
+    // eslint-disable-next-line jsx-a11y/no-noninteractive-element-interactions
     <dialog
       ref={ref}
       className={['dialog card', className].filter(Boolean).join(' ')}
