@@ -380,17 +380,19 @@ export function DeactivateDialog({
   }
 
   return (
-    <div className="overlay" onClick={onCancel}>
-      <div
-        className="dialog card stack"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={headingId}
-        onClick={(event) => event.stopPropagation()}
-        onKeyDown={(event) => {
-          if (event.key === 'Escape') onCancel();
-        }}
-      >
+    // The backdrop only catches a click outside the dialog and an Escape from inside it;
+    // the dialog's own buttons are how a keyboard answers it.
+    <div
+      className="overlay"
+      role="presentation"
+      onClick={(event) => {
+        if (event.target === event.currentTarget) onCancel();
+      }}
+      onKeyDown={(event) => {
+        if (event.key === 'Escape') onCancel();
+      }}
+    >
+      <div className="dialog card stack" role="dialog" aria-modal="true" aria-labelledby={headingId}>
         <h2 id={headingId}>{t('annotators.dialogHeading', names)}</h2>
         <p>{t('annotators.dialogIntro', names)}</p>
         <label className="checkbox">
