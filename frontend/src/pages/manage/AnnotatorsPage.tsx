@@ -1,3 +1,4 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -6,11 +7,17 @@ import { api } from '../../api/client';
 import { errorMessage } from '../../api/errorMessage';
 import type { AdminAnnotator, AnnotatorWithLink } from '../../api/types';
 import { Loading } from '../../components/Loading';
-import { useLoad } from './useLoad';
+import { adminKeys } from './adminKeys';
 
 export function AnnotatorsPage() {
   const { t } = useTranslation();
-  const [state, reload] = useLoad(() => api.admin.annotators(), []);
+  const queryClient = useQueryClient();
+  const annotators = useQuery({
+    queryKey: adminKeys.annotators(),
+    queryFn: () => api.admin.annotators(),
+  });
+  const data = annotators.data;
+  const reload = () => void queryClient.invalidateQueries({ queryKey: adminKeys.annotators() });
   // The last link made (by a create or a reset), shown once where the admin is looking.
   const [made, setMade] = useState<{ link: AnnotatorWithLink; created: boolean } | null>(null);
   function linkMade(link: AnnotatorWithLink, created: boolean) {
@@ -22,13 +29,13 @@ export function AnnotatorsPage() {
       <h1>{t('manage.annotators')}</h1>
       <CreateAnnotator onCreated={(link) => linkMade(link, true)} />
       {made && <LinkNotice link={made.link} created={made.created} />}
-      {state.kind === 'loading' && <Loading />}
-      {state.kind === 'failed' && (
+      {annotators.isPending && <Loading />}
+      {annotators.isError && (
         <p role="alert" className="alert">
-          {state.message}
+          {errorMessage(annotators.error, t)}
         </p>
       )}
-      {state.kind === 'loaded' && (
+      {data !== undefined && (
         <table className="assignments" data-testid="annotators">
           <thead>
             <tr>
@@ -40,7 +47,7 @@ export function AnnotatorsPage() {
             </tr>
           </thead>
           <tbody>
-            {state.data.map((annotator) => (
+            {data.map((annotator) => (
               <tr key={annotator.id}>
                 <th scope="row">{annotator.username}</th>
                 <td>
@@ -58,7 +65,7 @@ export function AnnotatorsPage() {
                 <td>
                   {annotator.is_active &&
                     (annotator.keys_assigned > annotator.keys_submitted ? (
-                      <Deactivate annotator={annotator} others={state.data} onDone={reload} />
+                      <Deactivate annotator={annotator} others={data} onDone={reload} />
                     ) : (
                       <DeactivateAlone annotator={annotator} onDone={reload} />
                     ))}
@@ -373,17 +380,19 @@ export function DeactivateDialog({
   }
 
   return (
-    <div className="overlay" onClick={onCancel}>
-      <div
-        className="dialog card stack"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={headingId}
-        onClick={(event) => event.stopPropagation()}
-        onKeyDown={(event) => {
-          if (event.key === 'Escape') onCancel();
-        }}
-      >
+    // The backdrop only catches a click outside the dialog and an Escape from inside it;
+    // the dialog's own buttons are how a keyboard answers it.
+    <div
+      className="overlay"
+      role="presentation"
+      onClick={(event) => {
+        if (event.target === event.currentTarget) onCancel();
+      }}
+      onKeyDown={(event) => {
+        if (event.key === 'Escape') onCancel();
+      }}
+    >
+      <div className="dialog card stack" role="dialog" aria-modal="true" aria-labelledby={headingId}>
         <h2 id={headingId}>{t('annotators.dialogHeading', names)}</h2>
         <p>{t('annotators.dialogIntro', names)}</p>
         <label className="checkbox">

@@ -1,4 +1,4 @@
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
@@ -163,5 +163,38 @@ describe('BatchPage: an assigned batch', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Next page' }));
     expect(await screen.findByText('Layer 1 · key 50')).toBeInTheDocument();
     expect(screen.getByTestId('batch-keys-range')).toHaveTextContent('Keys 51–100 of 120');
+  });
+});
+
+describe('BatchPage: refreshing the progress', () => {
+  it('keeps the figures on screen while the refresh loads, and when it fails', async () => {
+    let answer: (response: Response) => void = () => {};
+    let progressCalls = 0;
+    mockApi({
+      'GET /api/admin/studies/7/batches/': () => json(200, [batch(PEOPLE.slice(0, 2))]),
+      'GET /api/admin/batches/5/progress/': () => {
+        progressCalls += 1;
+        if (progressCalls === 1) return json(200, progress(2));
+        return new Promise<Response>((resolve) => {
+          answer = resolve;
+        });
+      },
+      'GET /api/admin/annotators/': () => json(200, PEOPLE),
+      [`GET /api/admin/batches/5/keys/?limit=${BATCH_KEYS_PAGE}&offset=0`]: () =>
+        json(200, { count: 120, limit: BATCH_KEYS_PAGE, offset: 0, results: keys(0, BATCH_KEYS_PAGE, 120) }),
+    });
+    renderApp({ path: '/manage/studies/7/batches/5', user: carol });
+    const dashboard = await screen.findByTestId('batch-progress');
+    expect(dashboard).toHaveTextContent('120 keys; 2–2 annotators per key.');
+
+    await userEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+    await waitFor(() => expect(progressCalls).toBe(2));
+    // The refresh is under way: the figures from before are still there.
+    expect(screen.getByTestId('batch-progress')).toHaveTextContent('120 keys; 2–2 annotators per key.');
+
+    answer(json(500, { detail: 'The server broke.' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('The server broke.');
+    // A failed refresh says so, and the figures from before stay.
+    expect(screen.getByTestId('batch-progress')).toHaveTextContent('120 keys; 2–2 annotators per key.');
   });
 });

@@ -1,3 +1,4 @@
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -14,35 +15,52 @@ import type {
 } from '../../api/types';
 import { Loading } from '../../components/Loading';
 import { ProgressBar } from '../../components/ProgressBar';
-import { useLoad } from './useLoad';
+import { adminKeys } from './adminKeys';
+
+/** Every annotator, for the assign and extend forms (one cache entry for both). */
+function useAnnotators() {
+  return useQuery({ queryKey: adminKeys.annotators(), queryFn: () => api.admin.annotators() });
+}
 
 export function BatchPage() {
   const { studyId, batchId } = useParams();
   const study = Number(studyId);
   const id = Number(batchId);
   const { t } = useTranslation();
-  const [batches, reloadBatches] = useLoad(() => api.admin.batches(study), [study]);
-  const [progress, reloadProgress] = useLoad(() => api.admin.batchProgress(id), [id]);
-  const [round, setRound] = useState(0);
+  const queryClient = useQueryClient();
+  const batches = useQuery({
+    queryKey: adminKeys.batches(study),
+    queryFn: () => api.admin.batches(study),
+  });
+  const progress = useQuery({
+    queryKey: adminKeys.batchProgress(id),
+    queryFn: () => api.admin.batchProgress(id),
+  });
   // Kept here, not in the forms: the form that sent the request is replaced once the
   // batch reloads (assigned → the extension form; more annotators → a fresh one).
   const [notice, setNotice] = useState<string | null>(null);
   function done(text: string) {
     setNotice(text);
-    reloadBatches();
-    reloadProgress();
-    setRound((r) => r + 1);
+    for (const queryKey of [
+      adminKeys.batches(study),
+      adminKeys.batchProgress(id),
+      adminKeys.batchKeys(id),
+      adminKeys.annotators(),
+    ]) {
+      void queryClient.invalidateQueries({ queryKey });
+    }
   }
 
-  if (batches.kind === 'loading') return <Loading />;
-  if (batches.kind === 'failed') {
+  const batch = batches.data?.find((each) => each.id === id);
+  // A list from before the batch was made: wait for the fresh one before saying "no such batch".
+  if (batches.isPending || (!batch && batches.isFetching)) return <Loading />;
+  if (batches.data === undefined) {
     return (
       <p role="alert" className="alert">
-        {batches.message}
+        {errorMessage(batches.error, t)}
       </p>
     );
   }
-  const batch = batches.data.find((each) => each.id === id);
   if (!batch) {
     return (
       <p role="alert" className="alert">
@@ -71,7 +89,7 @@ export function BatchPage() {
       </div>
       {batch.annotators.length === 0 ? (
         <AssignForm batch={batch} onAssigned={done} />
-      ) : progress.kind === 'loaded' ? (
+      ) : progress.data !== undefined ? (
         <ExtendForm
           key={`${batch.annotators.length}-${progress.data.annotators_per_key_min}`}
           batch={batch}
@@ -86,18 +104,19 @@ export function BatchPage() {
       )}
       <div className="section-head">
         <h2>{t('progress.heading')}</h2>
-        <button type="button" onClick={reloadProgress}>
+        <button type="button" onClick={() => void progress.refetch()}>
           {t('progress.refresh')}
         </button>
       </div>
-      {progress.kind === 'loading' && <Loading />}
-      {progress.kind === 'failed' && (
+      {progress.isPending && <Loading />}
+      {/* A failed refresh says so above the figures it could not bring up to date. */}
+      {progress.isError && (
         <p role="alert" className="alert">
-          {progress.message}
+          {errorMessage(progress.error, t)}
         </p>
       )}
-      {progress.kind === 'loaded' && <ProgressDashboard progress={progress.data} />}
-      <BatchKeys batch={batch} round={round} />
+      {progress.data !== undefined && <ProgressDashboard progress={progress.data} />}
+      <BatchKeys batch={batch} />
     </section>
   );
 }
@@ -217,7 +236,7 @@ function AssignForm({
   onAssigned: (notice: string) => void;
 }) {
   const { t } = useTranslation();
-  const [annotators] = useLoad(() => api.admin.annotators(), []);
+  const annotators = useAnnotators();
   const [chosen, setChosen] = useState<number[]>([]);
   const [overlap, setOverlap] = useState('1');
   const [tried, setTried] = useState(false);
@@ -255,13 +274,13 @@ function AssignForm({
       aria-labelledby="assign-heading"
     >
       <h2 id="assign-heading">{t('assignForm.heading')}</h2>
-      {annotators.kind === 'loading' && <Loading />}
-      {annotators.kind === 'failed' && (
+      {annotators.isPending && <Loading />}
+      {annotators.isError && (
         <p role="alert" className="alert">
-          {annotators.message}
+          {errorMessage(annotators.error, t)}
         </p>
       )}
-      {annotators.kind === 'loaded' && (
+      {annotators.data !== undefined && (
         <AnnotatorChoices
           annotators={annotators.data.filter((annotator) => annotator.is_active)}
           chosen={chosen}
@@ -300,26 +319,26 @@ function ExtendForm({
   onExtended: (notice: string) => void;
 }) {
   const { t } = useTranslation();
-  const [annotators] = useLoad(() => api.admin.annotators(), []);
+  const annotators = useAnnotators();
   const [chosen, setChosen] = useState<number[]>([]);
   const [overlap, setOverlap] = useState(String(currentOverlap));
   const [tried, setTried] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const onBatch = new Set(batch.annotators.map((annotator) => annotator.id));
-  const loaded = annotators.kind === 'loaded' ? annotators.data : [];
+  const loaded = annotators.data ?? [];
   const activeOnBatch = loaded.filter((a) => a.is_active && onBatch.has(a.id)).length;
   const addable = loaded.filter((a) => a.is_active && !onBatch.has(a.id));
   const problem = overlapProblem(overlap, activeOnBatch + chosen.length, currentOverlap);
   const overlapText = useOverlapText(problem, 'extendForm.overlapTooHigh');
 
-  if (annotators.kind !== 'loaded') {
-    return annotators.kind === 'loading' ? (
-      <Loading />
-    ) : (
+  if (annotators.data === undefined) {
+    return annotators.isError ? (
       <p role="alert" className="alert">
-        {annotators.message}
+        {errorMessage(annotators.error, t)}
       </p>
+    ) : (
+      <Loading />
     );
   }
   const idle = chosen.length === 0 && Number(overlap) === currentOverlap;
@@ -396,24 +415,27 @@ const STATUS_LABEL = {
 } as const satisfies Record<BatchKeyStatus, string>;
 
 /** The batch's keys a page at a time, a column per annotator of the batch. */
-export function BatchKeys({ batch, round }: { batch: Batch; round: number }) {
+export function BatchKeys({ batch }: { batch: Batch }) {
   const { t } = useTranslation();
   const [offset, setOffset] = useState(0);
-  const [page] = useLoad(
-    () => api.admin.batchKeys(batch.id, offset, BATCH_KEYS_PAGE),
-    [batch.id, offset, round],
-  );
+  // The page on screen stays there while the next one loads.
+  const query = useQuery({
+    queryKey: adminKeys.batchKeysPage(batch.id, offset),
+    queryFn: () => api.admin.batchKeys(batch.id, offset, BATCH_KEYS_PAGE),
+    placeholderData: keepPreviousData,
+  });
+  const page = query.data;
   const people = batch.annotators;
   return (
     <div className="stack">
       <h2 id="batch-keys-heading">{t('batchKeys.heading')}</h2>
-      {page.kind === 'loading' && <Loading />}
-      {page.kind === 'failed' && (
+      {query.isPending && <Loading />}
+      {query.isError && (
         <p role="alert" className="alert">
-          {page.message}
+          {errorMessage(query.error, t)}
         </p>
       )}
-      {page.kind === 'loaded' && (
+      {page !== undefined && (
         <>
           <table className="assignments" data-testid="batch-keys" aria-labelledby="batch-keys-heading">
             <thead>
@@ -427,7 +449,7 @@ export function BatchKeys({ batch, round }: { batch: Batch; round: number }) {
               </tr>
             </thead>
             <tbody>
-              {page.data.results.map((key) => {
+              {page.results.map((key) => {
                 const status = new Map(key.annotators.map((a) => [a.annotator_id, a.status]));
                 return (
                   <tr key={key.key_id} data-testid="batch-key">
@@ -455,14 +477,14 @@ export function BatchKeys({ batch, round }: { batch: Batch; round: number }) {
             </button>
             <span data-testid="batch-keys-range">
               {t('batchKeys.range', {
-                from: page.data.count === 0 ? 0 : offset + 1,
-                to: offset + page.data.results.length,
-                count: page.data.count,
+                from: page.count === 0 ? 0 : page.offset + 1,
+                to: page.offset + page.results.length,
+                count: page.count,
               })}
             </span>
             <button
               type="button"
-              disabled={offset + BATCH_KEYS_PAGE >= page.data.count}
+              disabled={offset + BATCH_KEYS_PAGE >= page.count}
               onClick={() => setOffset(offset + BATCH_KEYS_PAGE)}
             >
               {t('batchKeys.next')}

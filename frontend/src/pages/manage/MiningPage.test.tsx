@@ -1,4 +1,4 @@
-import { screen, within } from '@testing-library/react';
+import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
@@ -51,8 +51,28 @@ describe('mining runs screen', () => {
     const polls = polledAt.length;
     await advance(10 * POLL_MS);
     expect(polledAt).toHaveLength(polls); // nothing in progress: no more polling
-    expect(new Set(polledAt)).toEqual(new Set([0, POLL_MS, 2 * POLL_MS]));
+    expect(polledAt).toEqual([0, POLL_MS, 2 * POLL_MS]); // one request each time, none doubled
     expect(within(card).queryByRole('button', { name: /Cancel/ })).not.toBeInTheDocument();
+  });
+
+  it('asks for the runs once on load, and once a second after that while one is active', async () => {
+    useFakeClock();
+    let gets = 0;
+    mockApi({
+      'GET /api/admin/mining-runs/': () => {
+        gets += 1;
+        return json(200, [makeRun()]);
+      },
+    });
+    renderApp({ path: '/manage/mining', user: carol });
+    await until(() => screen.getByTestId('mining-run'));
+    // Let every answer and re-render settle without moving the clock: still one request.
+    for (let i = 0; i < 20; i += 1) await act(() => Promise.resolve());
+    expect(gets).toBe(1);
+    await advance(POLL_MS);
+    await until(() => expect(gets).toBe(2));
+    await advance(POLL_MS);
+    await until(() => expect(gets).toBe(3));
   });
 
   it('shows how long a finished run took and its final tokens/s, newest first', async () => {

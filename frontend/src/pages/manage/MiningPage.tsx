@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router-dom';
@@ -8,6 +9,7 @@ import { errorMessage } from '../../api/errorMessage';
 import type { MiningRun, MiningRunCreateRequest, MiningRunStatus } from '../../api/types';
 import { Loading } from '../../components/Loading';
 import { ProgressBar } from '../../components/ProgressBar';
+import { adminKeys } from './adminKeys';
 
 const FINISHED: ReadonlySet<MiningRunStatus> = new Set(['done', 'failed', 'cancelled']);
 export const POLL_MS = 1_000;
@@ -28,42 +30,24 @@ export function formatDuration(seconds: number): string {
 
 export function MiningPage() {
   const { t } = useTranslation();
-  const [runs, setRuns] = useState<MiningRun[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-
-  const refresh = useCallback(async () => {
-    try {
-      const list = await api.admin.miningRuns();
-      setRuns(list);
-      setError(null);
-      return list;
-    } catch (failure) {
-      setError(errorMessage(failure, t));
-      return null;
-    }
-  }, [t]);
-
-  // Poll about once a second while a run is in progress (and after a failed poll).
-  useEffect(() => {
-    let stopped = false;
-    async function tick() {
-      const list = await refresh();
-      if (stopped) return;
-      if (list === null || list.some(isActive)) timer.current = setTimeout(() => void tick(), POLL_MS);
-    }
-    void tick();
-    return () => {
-      stopped = true;
-      if (timer.current) clearTimeout(timer.current);
-    };
-  }, [refresh, runs?.some(isActive)]);
+  const queryClient = useQueryClient();
+  // Polled about once a second while a run is in progress (and after a failed poll).
+  const query = useQuery({
+    queryKey: adminKeys.miningRuns(),
+    queryFn: () => api.admin.miningRuns(),
+    refetchInterval: (q) =>
+      q.state.status === 'error' || q.state.data?.some(isActive) ? POLL_MS : false,
+  });
+  const runs = query.data;
+  const error = query.isError ? errorMessage(query.error, t) : null;
 
   function replace(run: MiningRun) {
-    setRuns((current) => {
+    queryClient.setQueryData<MiningRun[]>(adminKeys.miningRuns(), (current) => {
       const others = (current ?? []).filter((each) => each.id !== run.id);
       return [run, ...others].sort((a, b) => b.id - a.id);
     });
+    // The server's list is the truth: a poll under way may have missed this change.
+    void queryClient.invalidateQueries({ queryKey: adminKeys.miningRuns() });
   }
 
   return (
@@ -76,7 +60,7 @@ export function MiningPage() {
           {error}
         </p>
       )}
-      {runs === null && !error && <Loading />}
+      {query.isPending && <Loading />}
       {runs?.length === 0 && <p className="muted">{t('mining.noRuns')}</p>}
       {runs && runs.length > 0 && (
         <ul className="runs" data-testid="mining-runs">

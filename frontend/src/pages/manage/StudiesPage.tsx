@@ -1,30 +1,34 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router-dom';
 
 import { api } from '../../api/client';
+import { errorMessage } from '../../api/errorMessage';
 import { Loading } from '../../components/Loading';
+import { adminKeys } from './adminKeys';
 import { ImportForm } from './ImportForm';
-import { useLoad } from './useLoad';
 
 export function StudiesPage() {
   const { t } = useTranslation();
-  const [state, reload] = useLoad(() => api.admin.studies(), []);
+  const queryClient = useQueryClient();
+  const studies = useQuery({ queryKey: adminKeys.studies(), queryFn: () => api.admin.studies() });
+  const data = studies.data;
   return (
     <section>
       <h1>{t('manage.studies')}</h1>
-      {state.kind === 'loading' && <Loading />}
-      {state.kind === 'failed' && (
+      {studies.isPending && <Loading />}
+      {studies.isError && (
         <p role="alert" className="alert">
-          {state.message}
+          {errorMessage(studies.error, t)}
         </p>
       )}
-      {state.kind === 'loaded' && state.data.length === 0 && (
+      {data !== undefined && data.length === 0 && (
         <div className="card">
           <p>{t('manage.noStudies')}</p>
           <Link to="/manage/mining">{t('manage.startMining')}</Link>
         </div>
       )}
-      {state.kind === 'loaded' && state.data.length > 0 && (
+      {data !== undefined && data.length > 0 && (
         <table className="assignments" data-testid="studies">
           <thead>
             <tr>
@@ -37,7 +41,7 @@ export function StudiesPage() {
             </tr>
           </thead>
           <tbody>
-            {state.data.map((study) => (
+            {data.map((study) => (
               <tr key={study.id}>
                 <th scope="row">
                   <Link to={`/manage/studies/${study.id}`}>{study.name}</Link>
@@ -53,7 +57,7 @@ export function StudiesPage() {
         </table>
       )}
       {/* An import makes a new study: its form belongs beside the list of studies. */}
-      <ImportForm onImported={reload} />
+      <ImportForm onImported={() => void queryClient.invalidateQueries({ queryKey: adminKeys.studies() })} />
     </section>
   );
 }

@@ -1,3 +1,4 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -5,42 +6,46 @@ import { Link, useNavigate, useParams } from 'react-router-dom';
 
 import { api } from '../../api/client';
 import { errorMessage } from '../../api/errorMessage';
-import type { BatchCreateRequest, StudyDetail } from '../../api/types';
+import type { Batch, BatchCreateRequest, StudyDetail } from '../../api/types';
 import { Loading } from '../../components/Loading';
-import { useLoad } from './useLoad';
+import { adminKeys } from './adminKeys';
 
 export function StudyPage() {
   const { studyId } = useParams();
   const id = Number(studyId);
   const { t } = useTranslation();
-  const [study, , setStudy] = useLoad(() => api.admin.study(id), [id]);
-  const [batches] = useLoad(() => api.admin.batches(id), [id]);
+  const queryClient = useQueryClient();
+  const study = useQuery({ queryKey: adminKeys.study(id), queryFn: () => api.admin.study(id) });
+  const batches = useQuery({ queryKey: adminKeys.batches(id), queryFn: () => api.admin.batches(id) });
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
   async function toggleValueTokens(show: boolean) {
-    if (study.kind !== 'loaded') return;
     const before = study.data;
+    if (before === undefined) return;
+    const key = adminKeys.study(id);
     // Show the choice at once; put it back if the server refuses.
-    setStudy({ kind: 'loaded', data: { ...before, show_value_tokens: show } });
+    await queryClient.cancelQueries({ queryKey: key });
+    queryClient.setQueryData<StudyDetail>(key, { ...before, show_value_tokens: show });
     setSaving(true);
     setError(null);
     try {
-      setStudy({ kind: 'loaded', data: await api.admin.updateStudy(id, { show_value_tokens: show }) });
+      queryClient.setQueryData(key, await api.admin.updateStudy(id, { show_value_tokens: show }));
     } catch (failure) {
-      setStudy({ kind: 'loaded', data: before });
+      queryClient.setQueryData(key, before);
       setError(errorMessage(failure, t));
     } finally {
       setSaving(false);
     }
   }
 
-  if (study.kind === 'loading') return <Loading />;
-  if (study.kind === 'failed') {
-    return (
+  if (study.data === undefined) {
+    return study.isError ? (
       <p role="alert" className="alert">
-        {study.message}
+        {errorMessage(study.error, t)}
       </p>
+    ) : (
+      <Loading />
     );
   }
   const data = study.data;
@@ -86,13 +91,13 @@ export function StudyPage() {
       </div>
 
       <h2>{t('manage.batches')}</h2>
-      {batches.kind === 'loading' && <Loading />}
-      {batches.kind === 'failed' && (
+      {batches.isPending && <Loading />}
+      {batches.isError && (
         <p role="alert" className="alert">
-          {batches.message}
+          {errorMessage(batches.error, t)}
         </p>
       )}
-      {batches.kind === 'loaded' &&
+      {batches.data !== undefined &&
         (batches.data.length === 0 ? (
           <p className="muted">{t('manage.noBatches')}</p>
         ) : (
@@ -145,6 +150,7 @@ export function parseKeyList(text: string): { layer: number; index: number }[] |
 function BatchForm({ study }: { study: StudyDetail }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
+  const queryClient = useQueryClient();
   const [name, setName] = useState('');
   const [mode, setMode] = useState<Mode>('layer');
   const [layers, setLayers] = useState<number[]>([]);
@@ -178,6 +184,11 @@ function BatchForm({ study }: { study: StudyDetail }) {
     setBusy(true);
     try {
       const batch = await api.admin.createBatch(study.id, body);
+      // The batch page finds the new batch in the study's list at once.
+      queryClient.setQueryData<Batch[]>(adminKeys.batches(study.id), (list) =>
+        list ? [...list.filter((each) => each.id !== batch.id), batch] : list,
+      );
+      void queryClient.invalidateQueries({ queryKey: adminKeys.batches(study.id) });
       navigate(`/manage/studies/${study.id}/batches/${batch.id}`);
     } catch (failure) {
       setError(errorMessage(failure, t));

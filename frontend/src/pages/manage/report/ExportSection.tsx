@@ -1,10 +1,12 @@
-import { useEffect, useRef, useState } from 'react';
+import { skipToken, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { api, urls } from '../../../api/client';
 import { errorMessage } from '../../../api/errorMessage';
 import type { ExportFormat, ExportJob } from '../../../api/types';
 import { ProgressBar } from '../../../components/ProgressBar';
+import { adminKeys } from '../adminKeys';
 
 export const FORMATS: readonly ExportFormat[] = ['jsonl', 'csv', 'parquet'];
 /** Up to this many keys a direct (streamed) download is offered; above, a job. */
@@ -17,43 +19,33 @@ const FINISHED = new Set<ExportJob['status']>(['done', 'failed']);
 export function ExportSection({ studyId, keyCount }: { studyId: number; keyCount: number }) {
   const { t } = useTranslation();
   const direct = keyCount <= DIRECT_EXPORT_MAX_KEYS;
-  const [job, setJob] = useState<ExportJob | null>(null);
+  const queryClient = useQueryClient();
+  const [jobId, setJobId] = useState<number | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
 
-  // Poll the job about once a second until it is done or failed.
-  const jobId = job?.id;
-  const jobFinished = job ? FINISHED.has(job.status) : true;
-  useEffect(() => {
-    if (jobId === undefined || jobFinished) return;
-    let stopped = false;
-    timer.current = setTimeout(async () => {
-      try {
-        const next = await api.admin.exportJob(jobId);
-        if (!stopped) {
-          setJob(next);
-          setError(null);
-        }
-      } catch (failure) {
-        if (!stopped) {
-          setError(errorMessage(failure, t));
-          // keep polling: a failed poll is not a failed export
-          setJob((current) => (current ? { ...current } : current));
-        }
-      }
-    }, EXPORT_POLL_MS);
-    return () => {
-      stopped = true;
-      if (timer.current) clearTimeout(timer.current);
-    };
-  }, [job, jobId, jobFinished, t]);
+  // The job as created, then polled about once a second until it is done or failed;
+  // a failed poll is not a failed export, so polling goes on after one.
+  const query = useQuery({
+    queryKey: adminKeys.exportJob(jobId),
+    queryFn: jobId === null ? skipToken : () => api.admin.exportJob(jobId),
+    // The job's state comes from the polls alone, the first a second after it was made.
+    staleTime: Infinity,
+    refetchInterval: (q) => {
+      const job = q.state.data;
+      return job && !FINISHED.has(job.status) ? EXPORT_POLL_MS : false;
+    },
+  });
+  const job = query.data;
+  const pollError = query.isError ? errorMessage(query.error, t) : null;
 
   async function prepare(format: ExportFormat) {
     setBusy(true);
     setError(null);
     try {
-      setJob(await api.admin.createExport(studyId, format));
+      const created = await api.admin.createExport(studyId, format);
+      queryClient.setQueryData(adminKeys.exportJob(created.id), created);
+      setJobId(created.id);
     } catch (failure) {
       setError(errorMessage(failure, t));
     } finally {
@@ -119,9 +111,9 @@ export function ExportSection({ studyId, keyCount }: { studyId: number; keyCount
           )}
         </div>
       )}
-      {error && (
+      {(error ?? pollError) && (
         <p role="alert" className="alert">
-          {error}
+          {error ?? pollError}
         </p>
       )}
     </div>

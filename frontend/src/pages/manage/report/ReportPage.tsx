@@ -1,4 +1,5 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useMemo, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router-dom';
@@ -8,7 +9,7 @@ import type { ReportQuery } from '../../../api/client';
 import { errorMessage } from '../../../api/errorMessage';
 import type { ReportFigure2Block, StudyDetail, StudyReport } from '../../../api/types';
 import { Loading } from '../../../components/Loading';
-import { useLoad } from '../useLoad';
+import { adminKeys } from '../adminKeys';
 import { ExportSection } from './ExportSection';
 import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
@@ -25,11 +26,6 @@ import { ValueAgreementSection } from './ValueAgreementSection';
 
 export const DEFAULT_QUERY: ReportQuery = { annotators: null, layers: null, submittedOnly: true };
 
-type ReportState =
-  | { kind: 'loading'; previous: StudyReport | null }
-  | { kind: 'failed'; message: string; previous: StudyReport | null }
-  | { kind: 'loaded'; data: StudyReport };
-
 /** The annotators a report names (its per-annotator figures and its coders). */
 export function annotatorsOf(report: StudyReport): string[] {
   const names = new Set<string>(report.agreement.coders);
@@ -41,48 +37,35 @@ export function ReportPage() {
   const { studyId } = useParams();
   const id = Number(studyId);
   const { t } = useTranslation();
-  const [study] = useLoad(() => api.admin.study(id), [id]);
+  const study = useQuery({ queryKey: adminKeys.study(id), queryFn: () => api.admin.study(id) });
   const [query, setQuery] = useState<ReportQuery>(DEFAULT_QUERY);
-  const [report, setReport] = useState<ReportState>({ kind: 'loading', previous: null });
-  // Every annotator seen in a report of this study: the first (unfiltered) report
-  // names them all, and a filter must not make the others disappear from the choice.
+  // The report on screen stays there while the next one (other filters) loads.
+  const report = useQuery({
+    queryKey: adminKeys.report(id, query),
+    queryFn: () => api.admin.report(id, query),
+    placeholderData: keepPreviousData,
+  });
+  // The last report answered, still shown under the message when the next one fails; and
+  // every annotator seen in a report of this study: the first (unfiltered) report names
+  // them all, and a filter must not make the others disappear from the choice.
+  const [last, setLast] = useState<StudyReport | null>(null);
   const [knownAnnotators, setKnownAnnotators] = useState<string[]>([]);
+  if (report.data !== undefined && !report.isPlaceholderData && report.data !== last) {
+    const data = report.data;
+    setLast(data);
+    setKnownAnnotators((known) => [...new Set([...known, ...annotatorsOf(data)])].sort());
+  }
 
-  useEffect(() => {
-    let cancelled = false;
-    setReport((current) => ({
-      kind: 'loading',
-      previous: current.kind === 'loaded' ? current.data : current.previous,
-    }));
-    api.admin.report(id, query).then(
-      (data) => {
-        if (cancelled) return;
-        setReport({ kind: 'loaded', data });
-        setKnownAnnotators((known) => [...new Set([...known, ...annotatorsOf(data)])].sort());
-      },
-      (failure: unknown) => {
-        if (cancelled) return;
-        setReport((current) => ({
-          kind: 'failed',
-          message: errorMessage(failure, t),
-          previous: current.kind === 'loaded' ? current.data : current.previous,
-        }));
-      },
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [id, query, t]);
-
-  if (study.kind === 'loading') return <Loading />;
-  if (study.kind === 'failed') {
-    return (
+  if (study.data === undefined) {
+    return study.isError ? (
       <p role="alert" className="alert">
-        {study.message}
+        {errorMessage(study.error, t)}
       </p>
+    ) : (
+      <Loading />
     );
   }
-  const shown = report.kind === 'loaded' ? report.data : report.previous;
+  const shown = report.data ?? last;
   return (
     <section className="stack report">
       <Link to={`/manage/studies/${id}`} className="back-link">
@@ -93,13 +76,13 @@ export function ReportPage() {
         study={study.data}
         annotators={knownAnnotators}
         value={query}
-        busy={report.kind === 'loading'}
+        busy={report.isFetching}
         onApply={setQuery}
       />
-      {report.kind === 'loading' && <Loading />}
-      {report.kind === 'failed' && (
+      {report.isFetching && <Loading />}
+      {report.isError && (
         <p role="alert" className="alert">
-          {report.message}
+          {errorMessage(report.error, t)}
         </p>
       )}
       {shown && <ReportBody report={shown} studyId={id} query={query} />}
