@@ -177,6 +177,9 @@ def annotation_view(
 # The status of an annotation nobody has started: the key was opened, maybe, but nothing
 # was written, so there is no row, and it counts as not started everywhere (issue 12).
 ANNOTATION_NEW = "new"
+# Where an annotator stands on a key: nothing written yet, a draft, or submitted (the
+# API's one enum for it, KeyWorkStatusEnum).
+KEY_WORK_STATUSES = (ANNOTATION_NEW, "draft", "submitted")
 
 
 def annotation_view_new(*, key_id: int, ranks: Sequence[int]) -> AnnotationView:

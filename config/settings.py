@@ -297,6 +297,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "AnnotationStatusEnum": "annotate.models.Annotation.Status",
         "ErrorCodeEnum": "annotate.api_errors.ErrorCode",
+        "KeyWorkStatusEnum": "annotate.selectors.KEY_WORK_STATUSES",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",
         "ValueAgreementReasonEnum": "reports.stats.value_agreement.REASONS",
         "ValueAgreementVariantEnum": "reports.stats.value_agreement.VARIANTS",

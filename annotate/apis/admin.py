@@ -18,6 +18,7 @@ from ..limits import MAX_LAYER
 from ..models import Batch, Study
 from ..permissions import IsAdmin
 from ..selectors import (
+    KEY_WORK_STATUSES,
     annotator_get,
     annotator_list,
     batch_get,
@@ -303,7 +304,7 @@ class BatchKeyAnnotatorSerializer(serializers.Serializer):
     annotator_id = serializers.IntegerField()
     username = serializers.CharField()
     status = serializers.ChoiceField(
-        choices=["new", "draft", "submitted"], help_text="new: assigned and not opened yet."
+        choices=KEY_WORK_STATUSES, help_text="new: assigned and nothing written yet."
     )
 
 
@@ -362,7 +363,7 @@ class ProgressCountsSerializer(serializers.Serializer):
     keys_assigned = serializers.IntegerField(help_text="(annotator, key) pairs assigned.")
     submitted = serializers.IntegerField()
     draft = serializers.IntegerField()
-    new = serializers.IntegerField(help_text="Assigned and not opened yet.")
+    new = serializers.IntegerField(help_text="Assigned and nothing written yet.")
 
 
 @extend_schema_serializer(component_name="AnnotatorProgress")

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from ..api_errors import ErrorCode, error_response
-from ..selectors import ANNOTATION_NEW, LABELS, AnnotationView, annotation_view
+from ..selectors import KEY_WORK_STATUSES, LABELS, AnnotationView, annotation_view
 from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
 
 NOT_FOUND = "Not found."
@@ -74,7 +74,7 @@ class AnnotationStateSerializer(serializers.Serializer):
     id = serializers.IntegerField(allow_null=True, help_text="Null until the first write.")
     key_id = serializers.IntegerField()
     status = serializers.ChoiceField(
-        choices=[ANNOTATION_NEW, "draft", "submitted"],
+        choices=KEY_WORK_STATUSES,
         help_text="`new`: nothing written yet (opening a key starts nothing); the first "
         "write makes it a draft.",
     )

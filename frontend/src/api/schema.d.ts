@@ -607,7 +607,7 @@ export interface components {
              *     * `draft` - draft
              *     * `submitted` - submitted
              */
-            status: components["schemas"]["Status032Enum"];
+            status: components["schemas"]["KeyWorkStatusEnum"];
             note: string;
             version: number;
             /** Format: date-time */
@@ -647,7 +647,7 @@ export interface components {
             keys_assigned: number;
             submitted: number;
             draft: number;
-            /** @description Assigned and not opened yet. */
+            /** @description Assigned and nothing written yet. */
             new: number;
             annotator_id: number;
             username: string;
@@ -749,13 +749,13 @@ export interface components {
             annotator_id: number;
             username: string;
             /**
-             * @description new: assigned and not opened yet.
+             * @description new: assigned and nothing written yet.
              *
              *     * `new` - new
              *     * `draft` - draft
              *     * `submitted` - submitted
              */
-            status: components["schemas"]["Status032Enum"];
+            status: components["schemas"]["KeyWorkStatusEnum"];
         };
         BatchKeyPage: {
             /** @description Keys in the whole batch. */
@@ -1011,6 +1011,13 @@ export interface components {
             index: number;
         };
         /**
+         * @description * `new` - new
+         *     * `draft` - draft
+         *     * `submitted` - submitted
+         * @enum {string}
+         */
+        KeyWorkStatusEnum: "new" | "draft" | "submitted";
+        /**
          * @description * `shallow` - shallow
          *     * `semantic` - semantic
          *     * `shallow+semantic` - shallow+semantic
@@ -1030,7 +1037,7 @@ export interface components {
             keys_assigned: number;
             submitted: number;
             draft: number;
-            /** @description Assigned and not opened yet. */
+            /** @description Assigned and nothing written yet. */
             new: number;
             layer: number;
         };
@@ -1184,7 +1191,7 @@ export interface components {
             keys_assigned: number;
             submitted: number;
             draft: number;
-            /** @description Assigned and not opened yet. */
+            /** @description Assigned and nothing written yet. */
             new: number;
         };
         ReportAgreement: {
@@ -1446,13 +1453,6 @@ export interface components {
             token: string;
             password: string;
         };
-        /**
-         * @description * `new` - new
-         *     * `draft` - draft
-         *     * `submitted` - submitted
-         * @enum {string}
-         */
-        Status032Enum: "new" | "draft" | "submitted";
         StudyDetail: {
             id: number;
             name: string;
