@@ -45,18 +45,40 @@ export function json(status: number, body: unknown): Response {
 type Route = (init: RequestInit | undefined) => Response | Promise<Response>;
 
 /**
+ * What `fetch` was asked, as `(path, init)`: the typed client hands over a Request
+ * (with an absolute same-origin URL), the multipart upload a path and an init.
+ */
+async function asked(
+  input: RequestInfo | URL,
+  init?: RequestInit,
+): Promise<[string, RequestInit?]> {
+  if (!(input instanceof Request)) {
+    return [typeof input === 'string' ? input : input.href, init];
+  }
+  const url = new URL(input.url);
+  const path = url.origin === window.location.origin ? `${url.pathname}${url.search}` : input.url;
+  const body = input.body === null ? undefined : await input.clone().text();
+  return [
+    path,
+    { method: input.method, headers: input.headers, credentials: input.credentials, body },
+  ];
+}
+
+/**
  * Stub `fetch` with one answer per "METHOD /path"; an unexpected request fails
- * the test loudly instead of hanging.
+ * the test loudly instead of hanging. The returned mock records each call as
+ * `(path, init)`, whichever form `fetch` was called with.
  */
 export function mockApi(routes: Record<string, Route>) {
-  const fetchMock = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  const fetchMock = vi.fn(async (url: string, init?: RequestInit) => {
     const key = `${(init?.method ?? 'GET').toUpperCase()} ${url}`;
     const route = routes[key];
     if (!route) throw new Error(`unexpected request: ${key}`);
     return route(init);
   });
-  vi.stubGlobal('fetch', fetchMock);
+  vi.stubGlobal('fetch', async (input: RequestInfo | URL, init?: RequestInit) =>
+    fetchMock(...(await asked(input, init))),
+  );
   return fetchMock;
 }
 
