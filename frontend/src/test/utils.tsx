@@ -45,29 +45,10 @@ export function json(status: number, body: unknown): Response {
 type Route = (init: RequestInit | undefined) => Response | Promise<Response>;
 
 /**
- * What `fetch` was asked, as `(path, init)`: the typed client hands over a Request
- * (with an absolute same-origin URL), the multipart upload a path and an init.
- */
-async function asked(
-  input: RequestInfo | URL,
-  init?: RequestInit,
-): Promise<[string, RequestInit?]> {
-  if (!(input instanceof Request)) {
-    return [typeof input === 'string' ? input : input.href, init];
-  }
-  const url = new URL(input.url);
-  const path = url.origin === window.location.origin ? `${url.pathname}${url.search}` : input.url;
-  const body = input.body === null ? undefined : await input.clone().text();
-  return [
-    path,
-    { method: input.method, headers: input.headers, credentials: input.credentials, body },
-  ];
-}
-
-/**
  * Stub `fetch` with one answer per "METHOD /path"; an unexpected request fails
  * the test loudly instead of hanging. The returned mock records each call as
- * `(path, init)`, whichever form `fetch` was called with.
+ * `(path, init)`: the typed client's Request (absolute same-origin URL) is taken
+ * apart into one, its body read as text.
  */
 export function mockApi(routes: Record<string, Route>) {
   const fetchMock = vi.fn(async (url: string, init?: RequestInit) => {
@@ -76,9 +57,20 @@ export function mockApi(routes: Record<string, Route>) {
     if (!route) throw new Error(`unexpected request: ${key}`);
     return route(init);
   });
-  vi.stubGlobal('fetch', async (input: RequestInfo | URL, init?: RequestInit) =>
-    fetchMock(...(await asked(input, init))),
-  );
+  vi.stubGlobal('fetch', (input: RequestInfo | URL, init?: RequestInit) => {
+    if (!(input instanceof Request)) {
+      return fetchMock(typeof input === 'string' ? input : input.href, init);
+    }
+    const url = new URL(input.url);
+    const path = url.origin === window.location.origin ? `${url.pathname}${url.search}` : input.url;
+    const asked = { method: input.method, headers: input.headers, credentials: input.credentials };
+    // A request without a body reaches its route at once, as a plain fetch(path) does.
+    if (input.body === null) return fetchMock(path, asked);
+    return input
+      .clone()
+      .text()
+      .then((body) => fetchMock(path, { ...asked, body }));
+  });
   return fetchMock;
 }
 
