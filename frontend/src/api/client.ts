@@ -1,33 +1,20 @@
 // The one door to the API: same-origin session cookies, JSON in and out, the CSRF
-// token on unsafe methods, and every failure turned into an ApiError.
+// token on unsafe methods, and every failure turned into an ApiError. Paths, their
+// parameters, queries, bodies and answers are typed from the schema (openapi-fetch).
+import createClient, { createQuerySerializer } from 'openapi-fetch';
+
+import type { paths } from './schema';
 import type {
-  AdminAnnotator,
-  AnnotatorDeactivated,
-  AnnotatorWithLink,
-  AnnotationState,
-  Assignment,
   AssignmentCreateRequest,
-  AssignmentExtended,
   AssignmentExtendRequest,
-  AssignmentKeyPage,
-  Batch,
   BatchCreateRequest,
-  BatchKeyPage,
-  BatchProgress,
   ExportFormat,
-  ExportJob,
-  KeyDetail,
   LoginRequest,
-  MiningRun,
   MiningRunCreateRequest,
   NextKey,
   PatchedPatternUpdateRequest,
   PatternCreateRequest,
-  StudyDetail,
   StudyImported,
-  StudyReport,
-  StudySummary,
-  User,
 } from './types';
 
 /** A failed API call. `status` 0 means the request never got an HTTP answer. */
@@ -90,6 +77,11 @@ async function readJson(response: Response): Promise<unknown> {
   }
 }
 
+/**
+ * The one request openapi-fetch cannot make: a multipart upload (the study import).
+ * Same cookies, CSRF token and errors as the typed calls below; nothing is checked
+ * against the schema here, so keep its callers few.
+ */
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const upper = method.toUpperCase();
   const headers: Record<string, string> = { Accept: 'application/json' };
@@ -120,6 +112,62 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   return payload as T;
 }
 
+function isJson(response: Response): boolean {
+  return (response.headers.get('Content-Type') ?? '').includes('json');
+}
+
+// openapi-fetch hands over a Request; `fetch` is looked up on each call (tests stub
+// it). No middleware and no await before `fetch`: the request is out as soon as the
+// call is made, as it was before the typed client.
+async function send(request: Request): Promise<Response> {
+  if (!SAFE_METHODS.has(request.method)) {
+    // Django rotates the token at login, so read the cookie on every request.
+    const token = readCookie('csrftoken');
+    if (token) request.headers.set('X-CSRFToken', token);
+  }
+  let response: Response;
+  try {
+    response = await fetch(request);
+  } catch {
+    throw new ApiError(0, '');
+  }
+  if (isJson(response)) return response;
+  // Only JSON is read: a non-JSON answer (Django's HTML error page, a proxy's) has no body.
+  return new Response(null, { status: response.status, statusText: response.statusText });
+}
+
+/**
+ * Typed from the schema: a path, path parameter, query or body the API does not have
+ * fails `npm run typecheck`. Absolute same-origin URLs, as a Request needs one.
+ */
+export const client = createClient<paths>({
+  baseUrl: window.location.origin,
+  credentials: 'same-origin',
+  headers: { Accept: 'application/json' },
+  fetch: send,
+});
+
+/** One typed call's answer, or an ApiError for an error status or no (whole) answer. */
+async function call<Data>(
+  pending: Promise<{ data?: Data; error?: unknown; response: Response }>,
+): Promise<Data> {
+  let result: { data?: Data; error?: unknown; response: Response };
+  try {
+    result = await pending;
+  } catch (error) {
+    if (isApiError(error)) throw error;
+    // An answer whose body broke off (JSON cut short) counts as no answer.
+    throw new ApiError(0, '');
+  }
+  const { data, error, response } = result;
+  if (!response.ok) {
+    // openapi-fetch leaves a body it could not parse as text; such a body is no body.
+    const body = typeof error === 'string' ? undefined : error;
+    throw new ApiError(response.status, detailFrom(body), body);
+  }
+  return data as Data;
+}
+
 const enc = encodeURIComponent;
 
 /** The report's filters; `null` (or an empty list) means "all". */
@@ -129,120 +177,223 @@ export interface ReportQuery {
   submittedOnly: boolean;
 }
 
+type ReportParams = NonNullable<
+  paths['/api/admin/studies/{study_id}/report/']['get']['parameters']['query']
+>;
+
+// Each value encoded already, so the lists' commas stay bare in the query string.
+function reportParams(query: ReportQuery): ReportParams {
+  const params: ReportParams = {};
+  if (query.annotators && query.annotators.length > 0) {
+    params.annotators = query.annotators.map(enc).join(',');
+  }
+  if (query.layers && query.layers.length > 0) {
+    params.layers = [...query.layers].sort((a, b) => a - b).join(',');
+  }
+  if (!query.submittedOnly) params.submitted_only = false;
+  return params;
+}
+
+const REPORT_QUERY = { allowReserved: true } as const;
+const serializeReportQuery = createQuerySerializer<ReportParams>(REPORT_QUERY);
+
 /**
  * The query string of a report request ('' for the defaults): `annotators=a,b`,
  * `layers=1,2` (sorted), `submitted_only=false` when drafts count too.
  */
 export function reportQueryString(query: ReportQuery): string {
-  const parts: string[] = [];
-  if (query.annotators && query.annotators.length > 0) {
-    parts.push(`annotators=${query.annotators.map(enc).join(',')}`);
-  }
-  if (query.layers && query.layers.length > 0) {
-    parts.push(`layers=${[...query.layers].sort((a, b) => a - b).join(',')}`);
-  }
-  if (!query.submittedOnly) parts.push('submitted_only=false');
-  return parts.length > 0 ? `?${parts.join('&')}` : '';
+  const search = serializeReportQuery(reportParams(query));
+  return search ? `?${search}` : '';
+}
+
+// A path of the schema with its `{name}` parameters filled in.
+function link(path: keyof paths, params: Record<string, number>, search = ''): string {
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => enc(String(params[name]))) + search;
 }
 
 /** Addresses the browser opens itself (downloads), not fetched as JSON. */
 export const urls = {
   reportCsv: (studyId: number, query: ReportQuery) =>
-    `/api/admin/studies/${studyId}/report.csv${reportQueryString(query)}`,
+    link(
+      '/api/admin/studies/{study_id}/report.csv',
+      { study_id: studyId },
+      reportQueryString(query),
+    ),
   export: (studyId: number, format: ExportFormat) =>
-    `/api/studies/${studyId}/export?format=${enc(format)}`,
-  exportDownload: (jobId: number) => `/api/admin/exports/${jobId}/download`,
+    link('/api/studies/{study_id}/export', { study_id: studyId }, `?format=${enc(format)}`),
+  exportDownload: (jobId: number) =>
+    link('/api/admin/exports/{job_id}/download', { job_id: jobId }),
 };
 
 export const api = {
-  me: () => request<User>('GET', '/api/auth/me/'),
-  login: (credentials: LoginRequest) => request<User>('POST', '/api/auth/login/', credentials),
-  logout: () => request<void>('POST', '/api/auth/logout/'),
+  me: () => call(client.GET('/api/auth/me/')),
+  login: (credentials: LoginRequest) =>
+    call(client.POST('/api/auth/login/', { body: credentials })),
+  logout: () => call(client.POST('/api/auth/logout/')),
   /** Whose one-time link to set a password this is (a 400 when it is not valid). */
   passwordLinkOwner: (uid: string, token: string) =>
-    request<{ username: string }>('POST', '/api/auth/password-link/', { uid, token }),
+    call(client.POST('/api/auth/password-link/', { body: { uid, token } })),
   /** Set one's password with a one-time link; signs in. */
   setPassword: (uid: string, token: string, password: string) =>
-    request<User>('POST', '/api/auth/set-password/', { uid, token, password }),
-  assignments: () => request<Assignment[]>('GET', '/api/assignments/'),
+    call(client.POST('/api/auth/set-password/', { body: { uid, token, password } })),
+  assignments: () => call(client.GET('/api/assignments/')),
   /** One page of an assignment's keys (`limit` at most 1000); `count` is the whole's. */
   assignmentKeys: (assignmentId: number, offset = 0, limit = 100) =>
-    request<AssignmentKeyPage>(
-      'GET',
-      `/api/assignments/${assignmentId}/keys/?limit=${limit}&offset=${offset}`,
+    call(
+      client.GET('/api/assignments/{assignment_id}/keys/', {
+        params: { path: { assignment_id: assignmentId }, query: { limit, offset } },
+      }),
     ),
   /** `undefined` (HTTP 204) when nothing is left to annotate. */
-  nextKey: (assignmentId?: number) =>
-    request<NextKey | undefined>(
-      'GET',
-      assignmentId === undefined ? '/api/next-key/' : `/api/next-key/?assignment=${assignmentId}`,
-    ),
-  key: (keyId: number) => request<KeyDetail>('GET', `/api/keys/${keyId}/`),
-  annotation: (keyId: number) => request<AnnotationState>('GET', `/api/keys/${keyId}/annotation/`),
+  nextKey: (assignmentId?: number): Promise<NextKey | undefined> =>
+    call(client.GET('/api/next-key/', { params: { query: { assignment: assignmentId } } })),
+  key: (keyId: number) =>
+    call(client.GET('/api/keys/{key_id}/', { params: { path: { key_id: keyId } } })),
+  annotation: (keyId: number) =>
+    call(client.GET('/api/keys/{key_id}/annotation/', { params: { path: { key_id: keyId } } })),
   saveNote: (keyId: number, note: string, version: number) =>
-    request<AnnotationState>('PUT', `/api/keys/${keyId}/annotation/`, { note, version }),
+    call(
+      client.PUT('/api/keys/{key_id}/annotation/', {
+        params: { path: { key_id: keyId } },
+        body: { note, version },
+      }),
+    ),
   createPattern: (keyId: number, body: PatternCreateRequest) =>
-    request<AnnotationState>('POST', `/api/keys/${keyId}/patterns/`, body),
+    call(
+      client.POST('/api/keys/{key_id}/patterns/', { params: { path: { key_id: keyId } }, body }),
+    ),
   updatePattern: (keyId: number, patternId: number, body: PatchedPatternUpdateRequest) =>
-    request<AnnotationState>('PATCH', `/api/keys/${keyId}/patterns/${patternId}/`, body),
+    call(
+      client.PATCH('/api/keys/{key_id}/patterns/{pattern_id}/', {
+        params: { path: { key_id: keyId, pattern_id: patternId } },
+        body,
+      }),
+    ),
   deletePattern: (keyId: number, patternId: number, version: number) =>
-    request<AnnotationState>(
-      'DELETE',
-      `/api/keys/${keyId}/patterns/${patternId}/?version=${enc(String(version))}`,
+    call(
+      client.DELETE('/api/keys/{key_id}/patterns/{pattern_id}/', {
+        params: { path: { key_id: keyId, pattern_id: patternId }, query: { version } },
+      }),
     ),
   submit: (keyId: number, version: number) =>
-    request<AnnotationState>('POST', `/api/keys/${keyId}/submit/`, { version }),
+    call(
+      client.POST('/api/keys/{key_id}/submit/', {
+        params: { path: { key_id: keyId } },
+        body: { version },
+      }),
+    ),
   reopen: (keyId: number, version: number) =>
-    request<AnnotationState>('POST', `/api/keys/${keyId}/reopen/`, { version }),
+    call(
+      client.POST('/api/keys/{key_id}/reopen/', {
+        params: { path: { key_id: keyId } },
+        body: { version },
+      }),
+    ),
   admin: {
-    studies: () => request<StudySummary[]>('GET', '/api/admin/studies/'),
-    study: (studyId: number) => request<StudyDetail>('GET', `/api/admin/studies/${studyId}/`),
+    studies: () => call(client.GET('/api/admin/studies/')),
+    study: (studyId: number) =>
+      call(
+        client.GET('/api/admin/studies/{study_id}/', { params: { path: { study_id: studyId } } }),
+      ),
     updateStudy: (studyId: number, body: { show_value_tokens: boolean }) =>
-      request<StudyDetail>('PATCH', `/api/admin/studies/${studyId}/`, body),
-    batches: (studyId: number) => request<Batch[]>('GET', `/api/admin/studies/${studyId}/batches/`),
+      call(
+        client.PATCH('/api/admin/studies/{study_id}/', {
+          params: { path: { study_id: studyId } },
+          body,
+        }),
+      ),
+    batches: (studyId: number) =>
+      call(
+        client.GET('/api/admin/studies/{study_id}/batches/', {
+          params: { path: { study_id: studyId } },
+        }),
+      ),
     createBatch: (studyId: number, body: BatchCreateRequest) =>
-      request<Batch>('POST', `/api/admin/studies/${studyId}/batches/`, body),
+      call(
+        client.POST('/api/admin/studies/{study_id}/batches/', {
+          params: { path: { study_id: studyId } },
+          body,
+        }),
+      ),
     assign: (batchId: number, body: AssignmentCreateRequest) =>
-      request<Batch>('POST', `/api/admin/batches/${batchId}/assignments/`, body),
+      call(
+        client.POST('/api/admin/batches/{batch_id}/assignments/', {
+          params: { path: { batch_id: batchId } },
+          body,
+        }),
+      ),
     /** Add annotators to an assigned batch and/or raise its overlap. */
     extendAssignment: (batchId: number, body: AssignmentExtendRequest) =>
-      request<AssignmentExtended>('POST', `/api/admin/batches/${batchId}/assignments/extend/`, body),
+      call(
+        client.POST('/api/admin/batches/{batch_id}/assignments/extend/', {
+          params: { path: { batch_id: batchId } },
+          body,
+        }),
+      ),
     /** One page of a batch's keys with each annotator's status (`limit` at most 500). */
     batchKeys: (batchId: number, offset = 0, limit = 50) =>
-      request<BatchKeyPage>(
-        'GET',
-        `/api/admin/batches/${batchId}/keys/?limit=${limit}&offset=${offset}`,
+      call(
+        client.GET('/api/admin/batches/{batch_id}/keys/', {
+          params: { path: { batch_id: batchId }, query: { limit, offset } },
+        }),
       ),
     batchProgress: (batchId: number) =>
-      request<BatchProgress>('GET', `/api/admin/batches/${batchId}/progress/`),
-    annotators: () => request<AdminAnnotator[]>('GET', '/api/admin/annotators/'),
+      call(
+        client.GET('/api/admin/batches/{batch_id}/progress/', {
+          params: { path: { batch_id: batchId } },
+        }),
+      ),
+    annotators: () => call(client.GET('/api/admin/annotators/')),
     /** A new annotator without a password, with the one-time link that invites them. */
     createAnnotator: (username: string) =>
-      request<AnnotatorWithLink>('POST', '/api/admin/annotators/', { username }),
+      call(client.POST('/api/admin/annotators/', { body: { username } })),
     /** A new one-time link; the annotator's current password stops working. */
     passwordLink: (userId: number) =>
-      request<AnnotatorWithLink>('POST', `/api/admin/annotators/${userId}/password-link/`),
+      call(
+        client.POST('/api/admin/annotators/{user_id}/password-link/', {
+          params: { path: { user_id: userId } },
+        }),
+      ),
     /** `transferDrafts`: the replacement sees and continues the drafts (off: starts blank). */
     deactivate: (userId: number, reassignTo: number | string | null, transferDrafts: boolean) =>
-      request<AnnotatorDeactivated>('POST', `/api/admin/annotators/${userId}/deactivate/`, {
-        reassign_to: reassignTo,
-        transfer_drafts: transferDrafts,
-      }),
-    miningRuns: () => request<MiningRun[]>('GET', '/api/admin/mining-runs/'),
-    miningRun: (runId: number) => request<MiningRun>('GET', `/api/admin/mining-runs/${runId}/`),
+      call(
+        client.POST('/api/admin/annotators/{user_id}/deactivate/', {
+          params: { path: { user_id: userId } },
+          body: { reassign_to: reassignTo, transfer_drafts: transferDrafts },
+        }),
+      ),
+    miningRuns: () => call(client.GET('/api/admin/mining-runs/')),
+    miningRun: (runId: number) =>
+      call(client.GET('/api/admin/mining-runs/{run_id}/', { params: { path: { run_id: runId } } })),
     createMiningRun: (body: MiningRunCreateRequest) =>
-      request<MiningRun>('POST', '/api/admin/mining-runs/', body),
+      call(client.POST('/api/admin/mining-runs/', { body })),
     cancelMiningRun: (runId: number) =>
-      request<MiningRun>('POST', `/api/admin/mining-runs/${runId}/cancel/`),
+      call(
+        client.POST('/api/admin/mining-runs/{run_id}/cancel/', {
+          params: { path: { run_id: runId } },
+        }),
+      ),
     report: (studyId: number, query: ReportQuery) =>
-      request<StudyReport>('GET', `/api/admin/studies/${studyId}/report/${reportQueryString(query)}`),
+      call(
+        client.GET('/api/admin/studies/{study_id}/report/', {
+          params: { path: { study_id: studyId }, query: reportParams(query) },
+          querySerializer: REPORT_QUERY,
+        }),
+      ),
     createExport: (studyId: number, format: ExportFormat) =>
-      request<ExportJob>('POST', `/api/admin/studies/${studyId}/exports/`, { format }),
-    exportJob: (jobId: number) => request<ExportJob>('GET', `/api/admin/exports/${jobId}/`),
+      call(
+        client.POST('/api/admin/studies/{study_id}/exports/', {
+          params: { path: { study_id: studyId } },
+          body: { format },
+        }),
+      ),
+    exportJob: (jobId: number) =>
+      call(client.GET('/api/admin/exports/{job_id}/', { params: { path: { job_id: jobId } } })),
     /**
      * A 400 carries `ImportErrors` (`{detail, code, errors[]}`) in the ApiError's body.
      * Without `live` the new study is archived (read-only, unseen by annotators);
      * `assign` (with `live`) gives each annotator back the keys they annotated.
+     * A multipart upload, so it goes through `request` rather than the typed client.
      */
     importStudy: (
       file: File,

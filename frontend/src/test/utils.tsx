@@ -46,17 +46,31 @@ type Route = (init: RequestInit | undefined) => Response | Promise<Response>;
 
 /**
  * Stub `fetch` with one answer per "METHOD /path"; an unexpected request fails
- * the test loudly instead of hanging.
+ * the test loudly instead of hanging. The returned mock records each call as
+ * `(path, init)`: the typed client's Request (absolute same-origin URL) is taken
+ * apart into one, its body read as text.
  */
 export function mockApi(routes: Record<string, Route>) {
-  const fetchMock = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  const fetchMock = vi.fn(async (url: string, init?: RequestInit) => {
     const key = `${(init?.method ?? 'GET').toUpperCase()} ${url}`;
     const route = routes[key];
     if (!route) throw new Error(`unexpected request: ${key}`);
     return route(init);
   });
-  vi.stubGlobal('fetch', fetchMock);
+  vi.stubGlobal('fetch', (input: RequestInfo | URL, init?: RequestInit) => {
+    if (!(input instanceof Request)) {
+      return fetchMock(typeof input === 'string' ? input : input.href, init);
+    }
+    const url = new URL(input.url);
+    const path = url.origin === window.location.origin ? `${url.pathname}${url.search}` : input.url;
+    const asked = { method: input.method, headers: input.headers, credentials: input.credentials };
+    // A request without a body reaches its route at once, as a plain fetch(path) does.
+    if (input.body === null) return fetchMock(path, asked);
+    return input
+      .clone()
+      .text()
+      .then((body) => fetchMock(path, { ...asked, body }));
+  });
   return fetchMock;
 }
 
