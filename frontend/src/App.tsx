@@ -43,60 +43,60 @@ export function App({
   const [client] = useState(() => queryClient ?? makeQueryClient());
   return (
     <QueryClientProvider client={client}>
-    <AuthProvider initialUser={initialUser}>
-      <QueueProvider>
-      <a className="skip-link" href={`#${MAIN_ID}`}>
-        {t('app.skipToContent')}
-      </a>
-      <AppHeader />
-      <main id={MAIN_ID} tabIndex={-1}>
-        <Routes>
-          <Route path="/login" element={<LoginPage />} />
-          <Route path="/set-password" element={<SetPasswordPage />} />
-          <Route
-            path="/"
-            element={
-              <RequireAuth>
-                <HomePage />
-              </RequireAuth>
-            }
-          />
-          <Route
-            path="/assignments/:assignmentId"
-            element={
-              <RequireAuth>
-                <AssignmentKeysPage />
-              </RequireAuth>
-            }
-          />
-          <Route
-            path="/keys/:keyId"
-            element={
-              <RequireAuth>
-                <KeyWorkspacePage />
-              </RequireAuth>
-            }
-          />
-          <Route
-            path="/manage"
-            element={
-              <RequireAuth>
-                <ManageLayout />
-              </RequireAuth>
-            }
-          >
-            <Route index element={<StudiesPage />} />
-            <Route path="studies/:studyId" element={<StudyPage />} />
-            <Route path="studies/:studyId/batches/:batchId" element={<BatchPage />} />
-            <Route path="studies/:studyId/report" element={<ReportPage />} />
-            <Route path="mining" element={<MiningPage />} />
-            <Route path="annotators" element={<AnnotatorsPage />} />
-          </Route>
-          <Route path="*" element={<NotFoundPage />} />
-        </Routes>
-      </main>
-      </QueueProvider>
-    </AuthProvider>
+      <AuthProvider initialUser={initialUser}>
+        <QueueProvider>
+          <a className="skip-link" href={`#${MAIN_ID}`}>
+            {t('app.skipToContent')}
+          </a>
+          <AppHeader />
+          <main id={MAIN_ID} tabIndex={-1}>
+            <Routes>
+              <Route path="/login" element={<LoginPage />} />
+              <Route path="/set-password" element={<SetPasswordPage />} />
+              <Route
+                path="/"
+                element={
+                  <RequireAuth>
+                    <HomePage />
+                  </RequireAuth>
+                }
+              />
+              <Route
+                path="/assignments/:assignmentId"
+                element={
+                  <RequireAuth>
+                    <AssignmentKeysPage />
+                  </RequireAuth>
+                }
+              />
+              <Route
+                path="/keys/:keyId"
+                element={
+                  <RequireAuth>
+                    <KeyWorkspacePage />
+                  </RequireAuth>
+                }
+              />
+              <Route
+                path="/manage"
+                element={
+                  <RequireAuth>
+                    <ManageLayout />
+                  </RequireAuth>
+                }
+              >
+                <Route index element={<StudiesPage />} />
+                <Route path="studies/:studyId" element={<StudyPage />} />
+                <Route path="studies/:studyId/batches/:batchId" element={<BatchPage />} />
+                <Route path="studies/:studyId/report" element={<ReportPage />} />
+                <Route path="mining" element={<MiningPage />} />
+                <Route path="annotators" element={<AnnotatorsPage />} />
+              </Route>
+              <Route path="*" element={<NotFoundPage />} />
+            </Routes>
+          </main>
+        </QueueProvider>
+      </AuthProvider>
     </QueryClientProvider>
   );
 }

@@ -16,7 +16,10 @@ function apiError(status: number, body: Record<string, unknown>): ApiError {
 function lookup(catalogue: unknown, key: string): unknown {
   return key
     .split('.')
-    .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], catalogue);
+    .reduce<unknown>(
+      (node, part) => (node as Record<string, unknown> | undefined)?.[part],
+      catalogue,
+    );
 }
 
 afterEach(async () => {
@@ -61,7 +64,11 @@ describe('errorMessage', () => {
       wait: 42,
     });
     expect(errorMessage(error, zh)).toBe('尝试次数过多。请在 42 秒后重试。');
-    const noWait = apiError(429, { detail: 'Request was throttled.', code: 'throttled', wait: null });
+    const noWait = apiError(429, {
+      detail: 'Request was throttled.',
+      code: 'throttled',
+      wait: null,
+    });
     expect(errorMessage(noWait, enT)).toBe('Too many attempts. Try again later.');
   });
 

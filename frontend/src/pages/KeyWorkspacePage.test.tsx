@@ -55,14 +55,19 @@ describe('the key workspace', () => {
     expect(first).toHaveTextContent('next1');
     expect(first).not.toHaveTextContent('and the rest.'); // a causal key has no suffix
     expect(within(first).getByTestId('prefix-label')).toHaveTextContent('not-covered');
-    expect(screen.getByTestId('not-covered-count')).toHaveTextContent('25 of 25 prefixes not covered');
+    expect(screen.getByTestId('not-covered-count')).toHaveTextContent(
+      '25 of 25 prefixes not covered',
+    );
     expect(screen.queryByTestId('value-tokens')).not.toBeInTheDocument();
   });
 
   it('shows an encoder example as prefix, trigger and greyed suffix, and value tokens when sent', async () => {
     mockApi({
       'GET /api/keys/10/': () =>
-        json(200, makeKey({ is_causal: false, value_top_tokens: [{ token: ' Paris', probability: 0.25 }] })),
+        json(
+          200,
+          makeKey({ is_causal: false, value_top_tokens: [{ token: ' Paris', probability: 0.25 }] }),
+        ),
     });
     renderApp({ path: PATH, user: alice });
     const first = (await screen.findAllByTestId('prefix-row'))[0]!;
@@ -101,7 +106,9 @@ describe('the key workspace', () => {
 
     const add = screen.getByRole('button', { name: 'Add pattern' });
     expect(add).toBeDisabled();
-    expect(screen.getByTestId('add-blockers')).toHaveTextContent('Select at least 3 prefixes (0 selected).');
+    expect(screen.getByTestId('add-blockers')).toHaveTextContent(
+      'Select at least 3 prefixes (0 selected).',
+    );
     expect(screen.getByTestId('add-blockers')).toHaveTextContent('Write a description.');
     expect(add).toHaveAccessibleDescription(/Select at least 3 prefixes/);
 
@@ -152,13 +159,20 @@ describe('the key workspace', () => {
     await user.keyboard('capital cities{Enter}');
 
     await waitFor(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Saved'));
-    expect(posted).toMatchObject({ description: 'capital cities', kind: 'semantic', prefix_ranks: [1, 2, 3, 4], version: 1 });
+    expect(posted).toMatchObject({
+      description: 'capital cities',
+      kind: 'semantic',
+      prefix_ranks: [1, 2, 3, 4],
+      version: 1,
+    });
     expect(String(posted!.client_id)).toMatch(/^[0-9a-f-]{36}$/);
     expect(screen.getAllByTestId('pattern-chip')).toHaveLength(4);
     expect(within(rows()[0]!).getByTestId('pattern-chip')).toHaveTextContent('P1');
     expect(within(rows()[0]!).getByTestId('prefix-label')).toHaveTextContent('semantic');
     expect(within(rows()[4]!).getByTestId('prefix-label')).toHaveTextContent('not-covered');
-    expect(screen.getByTestId('not-covered-count')).toHaveTextContent('21 of 25 prefixes not covered');
+    expect(screen.getByTestId('not-covered-count')).toHaveTextContent(
+      '21 of 25 prefixes not covered',
+    );
     expect(selectedRanks()).toEqual([]);
     expect(fetchMock).toHaveBeenCalledTimes(2);
   });
@@ -185,9 +199,13 @@ describe('the key workspace', () => {
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
     await user.keyboard('xjxjx1dnumbers{Enter}');
-    await waitFor(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Offline, retrying…'));
+    await waitFor(() =>
+      expect(screen.getByTestId('save-state')).toHaveTextContent('Offline, retrying…'),
+    );
     expect(screen.getByTestId('pattern-item')).toHaveTextContent('not saved yet');
-    const stored = Object.entries(window.localStorage).filter(([key]) => key.startsWith('ffkv.writes.1.'));
+    const stored = Object.entries(window.localStorage).filter(([key]) =>
+      key.startsWith('ffkv.writes.1.'),
+    );
     expect(stored).toHaveLength(1);
     expect(stored[0]![1]).toContain('numbers');
   });
@@ -202,7 +220,13 @@ describe('the key workspace', () => {
           {
             id: 'w1',
             keyId: 10,
-            op: { type: 'create', clientId: 'c-1', description: 'left from before', kind: 'shallow', prefixRanks: [1, 2, 3] },
+            op: {
+              type: 'create',
+              clientId: 'c-1',
+              description: 'left from before',
+              kind: 'shallow',
+              prefixRanks: [1, 2, 3],
+            },
           },
         ],
       }),
@@ -215,7 +239,10 @@ describe('the key workspace', () => {
         posts += 1;
         const body = JSON.parse(String(init?.body));
         expect(body.client_id).toBe('c-1');
-        return json(201, withPattern(makeState(), { description: 'left from before', client_id: 'c-1' }));
+        return json(
+          201,
+          withPattern(makeState(), { description: 'left from before', client_id: 'c-1' }),
+        );
       },
     });
     renderApp({ path: PATH, user: alice });
@@ -227,7 +254,11 @@ describe('the key workspace', () => {
 
   it('on 409 shows what changed elsewhere and continues from the current state', async () => {
     const user = userEvent.setup();
-    const theirs = withPattern(makeState(), { id: 90, description: 'added in another tab', prefix_ranks: [5, 6, 7] });
+    const theirs = withPattern(makeState(), {
+      id: 90,
+      description: 'added in another tab',
+      prefix_ranks: [5, 6, 7],
+    });
     const versions: number[] = [];
     mockApi({
       'GET /api/keys/10/': () => json(200, makeKey()),
@@ -237,7 +268,10 @@ describe('the key workspace', () => {
         if (body.version !== theirs.version) {
           return json(409, { detail: 'This annotation was changed elsewhere.', current: theirs });
         }
-        return json(201, withPattern(theirs, { id: 91, description: body.description, client_id: body.client_id }));
+        return json(
+          201,
+          withPattern(theirs, { id: 91, description: body.description, client_id: body.client_id }),
+        );
       },
     });
     renderApp({ path: PATH, user: alice });
@@ -245,7 +279,9 @@ describe('the key workspace', () => {
     await user.keyboard('xjxjx1dmine{Enter}');
 
     const notice = await screen.findByTestId('notice');
-    expect(notice).toHaveTextContent('This key was changed in another tab — reloaded the latest version.');
+    expect(notice).toHaveTextContent(
+      'This key was changed in another tab — reloaded the latest version.',
+    );
     expect(notice).toHaveTextContent('Added there: “added in another tab”');
     await waitFor(() => expect(screen.getByTestId('save-state')).toHaveTextContent('Saved'));
     expect(versions).toEqual([1, 2]);
@@ -261,7 +297,8 @@ describe('the key workspace', () => {
     let submits = 0;
     mockApi({
       'GET /api/keys/10/': () => json(200, makeKey()),
-      'GET /api/keys/11/': () => json(200, makeKey({ id: 11, index: 43, annotation: makeState({ key_id: 11 }) })),
+      'GET /api/keys/11/': () =>
+        json(200, makeKey({ id: 11, index: 43, annotation: makeState({ key_id: 11 }) })),
       'POST /api/keys/10/submit/': () => {
         submits += 1;
         return json(200, makeState({ status: 'submitted', version: 2 }));
@@ -294,7 +331,10 @@ describe('the keyboard', () => {
       'GET /api/keys/10/': () => json(200, makeKey()),
       'POST /api/keys/10/patterns/': (init) => {
         const body = JSON.parse(String(init?.body));
-        return json(201, withPattern(makeState(), { description: body.description, client_id: body.client_id }));
+        return json(
+          201,
+          withPattern(makeState(), { description: body.description, client_id: body.client_id }),
+        );
       },
     });
     renderApp({ path: PATH, user: alice });
@@ -348,9 +388,27 @@ describe('the keyboard', () => {
     await user.keyboard('?');
     const help = screen.getByRole('dialog', { name: 'Keyboard shortcuts' });
     expect(help.tagName).toBe('DIALOG');
-    const keys = within(help).getAllByText((_, element) => element?.tagName === 'KBD').map((kbd) => kbd.textContent);
+    const keys = within(help)
+      .getAllByText((_, element) => element?.tagName === 'KBD')
+      .map((kbd) => kbd.textContent);
     expect(keys).toEqual(
-      expect.arrayContaining(['j', '↓', 'J', 'Shift + ↓', 'K', 'g', 'Home', 'G', 'End', 'Space', 'x', '/', 'd', 'Ctrl + Enter', '?']),
+      expect.arrayContaining([
+        'j',
+        '↓',
+        'J',
+        'Shift + ↓',
+        'K',
+        'g',
+        'Home',
+        'G',
+        'End',
+        'Space',
+        'x',
+        '/',
+        'd',
+        'Ctrl + Enter',
+        '?',
+      ]),
     );
     const close = within(help).getByRole('button', { name: 'Close' });
     expect(close).toHaveFocus();
@@ -387,12 +445,18 @@ describe('nothing typed is lost', () => {
 
     fireEvent.click(rows()[1]!);
     fireEvent.click(rows()[2]!);
-    fireEvent.change(screen.getByLabelText('Pattern description'), { target: { value: 'half a patt' } });
+    fireEvent.change(screen.getByLabelText('Pattern description'), {
+      target: { value: 'half a patt' },
+    });
     fireEvent.click(screen.getByRole('radio', { name: /^2/ }));
-    fireEvent.change(screen.getByRole('textbox', { name: /^Note/ }), { target: { value: 'half a thought' } });
+    fireEvent.change(screen.getByRole('textbox', { name: /^Note/ }), {
+      target: { value: 'half a thought' },
+    });
 
     // Stored at once: a reload does not run the page's clean-up, so it cannot be relied on.
-    expect(storedWrites().map((write) => write.op)).toEqual([{ type: 'note', note: 'half a thought' }]);
+    expect(storedWrites().map((write) => write.op)).toEqual([
+      { type: 'note', note: 'half a thought' },
+    ]);
     expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saving…');
     expect(leavePage().defaultPrevented).toBe(true);
 
@@ -419,7 +483,9 @@ describe('nothing typed is lost', () => {
     await until(() => rows());
     expect(leavePage().defaultPrevented).toBe(false);
     expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saved');
-    fireEvent.change(screen.getByRole('textbox', { name: /^Note/ }), { target: { value: 'a thought' } });
+    fireEvent.change(screen.getByRole('textbox', { name: /^Note/ }), {
+      target: { value: 'a thought' },
+    });
     await advance(799);
     expect(saved).toBeNull();
     expect(screen.getByRole('textbox', { name: /^Note/ })).toHaveAccessibleDescription('Saving…');
@@ -516,11 +582,15 @@ describe('loading a key', () => {
           : json(200, makeKey()),
     });
     renderApp({ path: PATH, user: alice });
-    expect(await until(() => screen.getByRole('alert'))).toHaveTextContent('The database is unavailable');
+    expect(await until(() => screen.getByRole('alert'))).toHaveTextContent(
+      'The database is unavailable',
+    );
     await advance(999);
     expect(calls).toBe(1); // backing off: not at once
     await advance(1);
-    expect(await until(() => screen.getByRole('heading', { name: 'Layer 3 · key 42' }))).toBeInTheDocument();
+    expect(
+      await until(() => screen.getByRole('heading', { name: 'Layer 3 · key 42' })),
+    ).toBeInTheDocument();
     expect(calls).toBe(2);
   });
 });

@@ -88,10 +88,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const descriptionRef = useRef<HTMLInputElement>(null);
   const noteRef = useRef<HTMLTextAreaElement>(null);
 
-  const prefixes = useMemo(
-    () => (load.kind === 'ready' ? load.detail.prefixes : []),
-    [load],
-  );
+  const prefixes = useMemo(() => (load.kind === 'ready' ? load.detail.prefixes : []), [load]);
   const ranks = useMemo(() => prefixes.map((prefix) => prefix.rank), [prefixes]);
   const reducer = useMemo(() => selectionReducer(ranks), [ranks]);
   const [selection, dispatch] = useReducer(
@@ -106,15 +103,15 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     [snapshot.writes, keyId],
   );
   const display = useMemo(() => (server ? applyPending(server, pending) : null), [server, pending]);
-  const labels = useMemo(
-    () => deriveLabels(ranks, display?.patterns ?? []),
-    [ranks, display],
-  );
+  const labels = useMemo(() => deriveLabels(ranks, display?.patterns ?? []), [ranks, display]);
   const notCovered = [...labels.values()].filter((label) => label === 'not-covered').length;
   const submitted = display?.status === 'submitted';
   const noteSaving = pending.some((write) => write.op.type === 'note');
-  const noteStatus: SaveStatus =
-    !noteSaving ? 'saved' : snapshot.status === 'saved' ? 'saving' : snapshot.status;
+  const noteStatus: SaveStatus = !noteSaving
+    ? 'saved'
+    : snapshot.status === 'saved'
+      ? 'saving'
+      : snapshot.status;
 
   // -- the half-built pattern survives a reload ------------------------------------
 
@@ -324,10 +321,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           {t('workspace.loadFailed')} {load.message}
         </p>
         <div className="composer-actions">
-          <button
-            type="button"
-            onClick={retry}
-          >
+          <button type="button" onClick={retry}>
             {t('home.retry')}
           </button>
           <Link to="/">{t('notFound.back')}</Link>
@@ -369,7 +363,10 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           </h1>
           <p className="muted">
             {detail.study_name} ·{' '}
-            <span className={`status-badge status-${display?.status}`} data-testid="annotation-status">
+            <span
+              className={`status-badge status-${display?.status}`}
+              data-testid="annotation-status"
+            >
               {t(`status.${display?.status ?? 'draft'}`)}
             </span>{' '}
             ·{' '}

@@ -73,7 +73,8 @@ describe('LoginPage', () => {
 
   it('asks the API who is signed in when the page has no bootstrap', async () => {
     const fetchMock = mockApi({
-      'GET /api/auth/me/': () => json(403, { detail: 'Authentication credentials were not provided.' }),
+      'GET /api/auth/me/': () =>
+        json(403, { detail: 'Authentication credentials were not provided.' }),
     });
     renderApp({ path: '/' });
     expect(await screen.findByLabelText('Username')).toBeInTheDocument();

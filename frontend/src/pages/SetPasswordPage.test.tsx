@@ -61,8 +61,7 @@ describe('SetPasswordPage', () => {
   it('shows the server’s reason when the password is refused', async () => {
     mockApi({
       'POST /api/auth/password-link/': () => json(200, { username: 'dave' }),
-      'POST /api/auth/set-password/': () =>
-        json(400, { detail: 'This password is too short.' }),
+      'POST /api/auth/set-password/': () => json(400, { detail: 'This password is too short.' }),
     });
     renderApp({ path: PATH, user: null });
     await userEvent.type(await screen.findByLabelText('New password'), 'short');

@@ -8,9 +8,7 @@ import { errorMessage } from '../api/errorMessage';
 import { useAuth } from '../auth/AuthContext';
 
 type LinkState =
-  | { kind: 'checking' }
-  | { kind: 'valid'; username: string }
-  | { kind: 'invalid'; message: string };
+  { kind: 'checking' } | { kind: 'valid'; username: string } | { kind: 'invalid'; message: string };
 
 /**
  * The page of a one-time link an admin made (an invitation or a password reset): the

@@ -109,7 +109,11 @@ function figureRow(layer: number | null, shares: [number, number, number, number
   };
 }
 
-function estimate(value: number | null, low: number | null = null, high: number | null = null): ReportEstimate {
+function estimate(
+  value: number | null,
+  low: number | null = null,
+  high: number | null = null,
+): ReportEstimate {
   return { value, low, high, n_units: 10 };
 }
 
@@ -118,10 +122,7 @@ function estimate(value: number | null, low: number | null = null, high: number 
  * 0.4 / 0.2 / 0.1 / 0.3, layer 2 0.1 / 0.5 / 0 / 0.4; overall 0.25 / 0.35 / 0.05 / 0.35.
  */
 export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
-  const layers = [
-    figureRow(1, [0.4, 0.2, 0.1, 0.3], 10),
-    figureRow(2, [0.1, 0.5, 0, 0.4], 10),
-  ];
+  const layers = [figureRow(1, [0.4, 0.2, 0.1, 0.3], 10), figureRow(2, [0.1, 0.5, 0, 0.4], 10)];
   const overall = figureRow(null, [0.25, 0.35, 0.05, 0.35], 20);
   const agreementRow = (layer: number | null) => ({
     layer,
@@ -138,13 +139,25 @@ export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
     definitions: { unit: 'a (key, prefix rank) cell' },
     figure2: {
       pooled: block(layers, overall),
-      majority: block(
-        [figureRow(1, [0.5, 0.5, 0, 0], 5), figureRow(2, [0, 0, 0, 1], 5)],
-        { ...figureRow(null, [0.25, 0.25, 0, 0.5], 10), ties: 2 },
-      ),
+      majority: block([figureRow(1, [0.5, 0.5, 0, 0], 5), figureRow(2, [0, 0, 0, 1], 5)], {
+        ...figureRow(null, [0.25, 0.25, 0, 0.5], 10),
+        ties: 2,
+      }),
       per_annotator: [
-        { annotator: 'alice', ...block([figureRow(1, [1, 0, 0, 0], 5), figureRow(2, [0, 1, 0, 0], 5)], figureRow(null, [0.5, 0.5, 0, 0], 10)) },
-        { annotator: 'bob', ...block([figureRow(1, [0, 0, 0, 1], 5), figureRow(2, [0, 0, 1, 0], 5)], figureRow(null, [0, 0, 0.5, 0.5], 10)) },
+        {
+          annotator: 'alice',
+          ...block(
+            [figureRow(1, [1, 0, 0, 0], 5), figureRow(2, [0, 1, 0, 0], 5)],
+            figureRow(null, [0.5, 0.5, 0, 0], 10),
+          ),
+        },
+        {
+          annotator: 'bob',
+          ...block(
+            [figureRow(1, [0, 0, 0, 1], 5), figureRow(2, [0, 0, 1, 0], 5)],
+            figureRow(null, [0, 0, 0.5, 0.5], 10),
+          ),
+        },
       ],
     },
     coverage: {

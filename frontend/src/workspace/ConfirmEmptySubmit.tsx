@@ -4,7 +4,13 @@ import { useTranslation } from 'react-i18next';
 import { Modal } from './Modal';
 
 /** Asked when Ctrl+Enter would submit a key that has no pattern. */
-export function ConfirmEmptySubmit({ onSubmit, onCancel }: { onSubmit: () => void; onCancel: () => void }) {
+export function ConfirmEmptySubmit({
+  onSubmit,
+  onCancel,
+}: {
+  onSubmit: () => void;
+  onCancel: () => void;
+}) {
   const { t } = useTranslation();
   const cancelRef = useRef<HTMLButtonElement>(null);
   return (

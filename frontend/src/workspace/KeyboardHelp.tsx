@@ -30,7 +30,10 @@ export function KeyboardHelp({
                   return (
                     <span key={keyLabel(binding)}>
                       {index > 0 && ' / '}
-                      <kbd className={off ? 'off' : undefined} title={off ? t('help.off') : undefined}>
+                      <kbd
+                        className={off ? 'off' : undefined}
+                        title={off ? t('help.off') : undefined}
+                      >
                         {keyLabel(binding)}
                       </kbd>
                     </span>

@@ -29,9 +29,7 @@ export const PatternComposer = forwardRef<HTMLInputElement, PatternComposerProps
     return (
       <section className="composer card" aria-labelledby={`${id}-heading`}>
         <h2 id={`${id}-heading`}>
-          {editing === null
-            ? t('composer.heading')
-            : t('composer.editing', { number: editing })}
+          {editing === null ? t('composer.heading') : t('composer.editing', { number: editing })}
         </h2>
         <p className="muted selected-count" data-testid="selected-count">
           {t('composer.selected', { count: props.selected })}

@@ -71,9 +71,7 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
             ].join(' ')}
             // Keep a shift-click from selecting the page's text.
             onMouseDown={(event) => event.shiftKey && event.preventDefault()}
-            onClick={(event) =>
-              dispatch({ type: 'click', index, shift: event.shiftKey })
-            }
+            onClick={(event) => dispatch({ type: 'click', index, shift: event.shiftKey })}
           >
             <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
               {prefix.rank}
@@ -93,7 +91,9 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
             <span
               className={`coefficient${prefix.coefficient > 0 ? '' : ' inactive'}`}
               title={t(
-                prefix.coefficient > 0 ? 'workspace.coefficientValue' : 'workspace.coefficientInactive',
+                prefix.coefficient > 0
+                  ? 'workspace.coefficientValue'
+                  : 'workspace.coefficientInactive',
                 { value: exactNumber(prefix.coefficient) },
               )}
             >

@@ -12,7 +12,13 @@ describe('a notice about writes', () => {
     expect(
       placeOf([
         write({ type: 'note', note: 'x' }),
-        write({ type: 'create', clientId: 'c', description: 'd', kind: 'shallow', prefixRanks: [1, 2, 3] }),
+        write({
+          type: 'create',
+          clientId: 'c',
+          description: 'd',
+          kind: 'shallow',
+          prefixRanks: [1, 2, 3],
+        }),
       ]),
     ).toBe('composer');
     expect(placeOf([write({ type: 'delete', ref: { id: 3, clientId: null } })])).toBe('patterns');
@@ -21,7 +27,12 @@ describe('a notice about writes', () => {
   });
 
   it('renders only in its own slot', () => {
-    const notice = { kind: 'rejected' as const, text: 'refused', changes: [], place: 'note' as const };
+    const notice = {
+      kind: 'rejected' as const,
+      text: 'refused',
+      changes: [],
+      place: 'note' as const,
+    };
     render(
       <>
         <WorkspaceNotice notice={notice} at="top" onDismiss={() => undefined} />

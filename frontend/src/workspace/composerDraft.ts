@@ -21,7 +21,11 @@ export function draftKey(userId: number, keyId: number): string {
   return `ffkv.draft.${userId}.${keyId}`;
 }
 
-export function loadDraft(userId: number, keyId: number, storage = safeLocalStorage()): ComposerDraft | null {
+export function loadDraft(
+  userId: number,
+  keyId: number,
+  storage = safeLocalStorage(),
+): ComposerDraft | null {
   try {
     const value: unknown = JSON.parse(storage?.getItem(draftKey(userId, keyId)) ?? 'null');
     if (!value || typeof value !== 'object') return null;
@@ -35,7 +39,10 @@ export function loadDraft(userId: number, keyId: number, storage = safeLocalStor
       kind: KINDS.find((kind) => kind === draft.kind) ?? null,
       editing:
         editing && typeof editing === 'object'
-          ? { id: typeof editing.id === 'number' ? editing.id : undefined, clientId: editing.clientId ?? null }
+          ? {
+              id: typeof editing.id === 'number' ? editing.id : undefined,
+              clientId: editing.clientId ?? null,
+            }
           : null,
     };
   } catch {
@@ -50,7 +57,10 @@ export function saveDraft(
   storage = safeLocalStorage(),
 ): void {
   const empty =
-    draft.selected.length === 0 && !draft.description && draft.kind === null && draft.editing === null;
+    draft.selected.length === 0 &&
+    !draft.description &&
+    draft.kind === null &&
+    draft.editing === null;
   try {
     if (empty) storage?.removeItem(draftKey(userId, keyId));
     else storage?.setItem(draftKey(userId, keyId), JSON.stringify(draft));

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 
 import { KEYMAP, keyLabel, lookUpKey } from './keymap';
 
-const press = (key: string, mods: Partial<Record<'shiftKey' | 'ctrlKey' | 'metaKey' | 'altKey', boolean>> = {}) => ({
+const press = (
+  key: string,
+  mods: Partial<Record<'shiftKey' | 'ctrlKey' | 'metaKey' | 'altKey', boolean>> = {},
+) => ({
   key,
   shiftKey: false,
   ctrlKey: false,
@@ -41,6 +44,8 @@ describe('the workspace keymap', () => {
   it('names every binding for the help, and binds no key twice', () => {
     const labels = KEYMAP.flatMap((entry) => entry.bindings.map(keyLabel));
     expect(new Set(labels).size).toBe(labels.length);
-    expect(labels).toEqual(expect.arrayContaining(['Shift + ↓', 'Space', 'Esc', 'Ctrl + Enter', 'Home', 'End']));
+    expect(labels).toEqual(
+      expect.arrayContaining(['Shift + ↓', 'Space', 'Esc', 'Ctrl + Enter', 'Home', 'End']),
+    );
   });
 });

@@ -5,7 +5,11 @@ import { addBlockers } from './composer';
 import { applyPending, deriveLabels, labelFor } from './labels';
 import type { QueuedWrite } from './writeQueue';
 
-const pattern = (id: number, kind: 'shallow' | 'semantic' | 'shallow+semantic', ranks: number[]) => ({
+const pattern = (
+  id: number,
+  kind: 'shallow' | 'semantic' | 'shallow+semantic',
+  ranks: number[],
+) => ({
   id,
   description: `p${id}`,
   kind,
@@ -18,7 +22,11 @@ describe('labels', () => {
   it('derives all four labels, including shallow and semantic patterns on one prefix', () => {
     const labels = deriveLabels(
       [1, 2, 3, 4, 5],
-      [pattern(1, 'shallow', [1, 2, 3]), pattern(2, 'semantic', [3, 4]), pattern(3, 'shallow+semantic', [5])],
+      [
+        pattern(1, 'shallow', [1, 2, 3]),
+        pattern(2, 'semantic', [3, 4]),
+        pattern(3, 'shallow+semantic', [5]),
+      ],
     );
     expect([...labels.values()]).toEqual([
       'shallow',
@@ -32,12 +40,24 @@ describe('labels', () => {
 });
 
 describe('pending writes on top of the server state', () => {
-  const write = (op: QueuedWrite['op']): QueuedWrite => ({ id: Math.random().toString(), keyId: 10, op });
+  const write = (op: QueuedWrite['op']): QueuedWrite => ({
+    id: Math.random().toString(),
+    keyId: 10,
+    op,
+  });
 
   it('shows created, edited and deleted patterns, the note and the status at once', () => {
-    const state = makeState({ patterns: [pattern(1, 'shallow', [1, 2, 3]), pattern(2, 'semantic', [4, 5, 6])] });
+    const state = makeState({
+      patterns: [pattern(1, 'shallow', [1, 2, 3]), pattern(2, 'semantic', [4, 5, 6])],
+    });
     const shown = applyPending(state, [
-      write({ type: 'create', clientId: 'c1', description: 'new', kind: 'semantic', prefixRanks: [7, 8, 9] }),
+      write({
+        type: 'create',
+        clientId: 'c1',
+        description: 'new',
+        kind: 'semantic',
+        prefixRanks: [7, 8, 9],
+      }),
       write({ type: 'update', ref: { clientId: 'c1' }, changes: { description: 'renamed' } }),
       write({ type: 'delete', ref: { id: 1 } }),
       write({ type: 'note', note: 'hello' }),
@@ -52,9 +72,17 @@ describe('pending writes on top of the server state', () => {
   });
 
   it('does not show a create twice once the server has it', () => {
-    const state = makeState({ patterns: [{ ...pattern(5, 'shallow', [1, 2, 3]), client_id: 'c1' }] });
+    const state = makeState({
+      patterns: [{ ...pattern(5, 'shallow', [1, 2, 3]), client_id: 'c1' }],
+    });
     const shown = applyPending(state, [
-      write({ type: 'create', clientId: 'c1', description: 'p5', kind: 'shallow', prefixRanks: [1, 2, 3] }),
+      write({
+        type: 'create',
+        clientId: 'c1',
+        description: 'p5',
+        kind: 'shallow',
+        prefixRanks: [1, 2, 3],
+      }),
     ]);
     expect(shown.patterns).toHaveLength(1);
   });
@@ -74,9 +102,11 @@ describe('why a pattern cannot be added yet', () => {
       'describe',
       'pickKind',
     ]);
-    expect(addBlockers({ submitted: false, selected: 3, description: 'dates', kind: 'semantic' })).toEqual([]);
-    expect(addBlockers({ submitted: true, selected: 3, description: 'dates', kind: 'semantic' })).toEqual([
-      'submitted',
-    ]);
+    expect(
+      addBlockers({ submitted: false, selected: 3, description: 'dates', kind: 'semantic' }),
+    ).toEqual([]);
+    expect(
+      addBlockers({ submitted: true, selected: 3, description: 'dates', kind: 'semantic' }),
+    ).toEqual(['submitted']);
   });
 });

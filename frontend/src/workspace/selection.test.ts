@@ -23,10 +23,14 @@ describe('prefix selection', () => {
 
   it('selects the range from the last click on shift-click, in either direction', () => {
     expect(
-      sorted(run({ type: 'click', index: 1, shift: false }, { type: 'click', index: 4, shift: true })),
+      sorted(
+        run({ type: 'click', index: 1, shift: false }, { type: 'click', index: 4, shift: true }),
+      ),
     ).toEqual([2, 3, 4, 5]);
     expect(
-      sorted(run({ type: 'click', index: 4, shift: false }, { type: 'click', index: 2, shift: true })),
+      sorted(
+        run({ type: 'click', index: 4, shift: false }, { type: 'click', index: 2, shift: true }),
+      ),
     ).toEqual([3, 4, 5]);
   });
 
@@ -35,7 +39,10 @@ describe('prefix selection', () => {
   });
 
   it('moves the cursor without selecting, within the list', () => {
-    const state = run({ type: 'move', delta: 1, extend: false }, { type: 'move', delta: 1, extend: false });
+    const state = run(
+      { type: 'move', delta: 1, extend: false },
+      { type: 'move', delta: 1, extend: false },
+    );
     expect(state.cursor).toBe(2);
     expect(sorted(state)).toEqual([]);
     expect(run({ type: 'move', delta: -1, extend: false }).cursor).toBe(0);
@@ -62,7 +69,7 @@ describe('prefix selection', () => {
     expect(state.cursor).toBe(3);
   });
 
-  it('clears, and sets a pattern\'s prefixes', () => {
+  it("clears, and sets a pattern's prefixes", () => {
     expect(sorted(run({ type: 'toggle' }, { type: 'clear' }))).toEqual([]);
     expect(sorted(run({ type: 'set', ranks: [6, 2] }))).toEqual([2, 6]);
   });

@@ -7,9 +7,7 @@ import type { AnnotationState, KeyDetail } from '../api/types';
 import type { WriteQueue } from './writeQueue';
 
 export type KeyLoad =
-  | { kind: 'loading' }
-  | { kind: 'failed'; message: string }
-  | { kind: 'ready'; detail: KeyDetail };
+  { kind: 'loading' } | { kind: 'failed'; message: string } | { kind: 'ready'; detail: KeyDetail };
 
 /**
  * One key's detail, read once (and again by itself, backing off, while the server is

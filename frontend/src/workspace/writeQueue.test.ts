@@ -22,7 +22,8 @@ function fakeServer() {
       if (down) throw new ApiError(503, 'The database is unavailable; please retry in a moment.');
       const state = states.get(write.keyId)!;
       const { op } = write;
-      if (op.type === 'create' && state.patterns.some((p) => p.client_id === op.clientId)) return state;
+      if (op.type === 'create' && state.patterns.some((p) => p.client_id === op.clientId))
+        return state;
       if (known.version !== state.version) {
         throw new ApiError(409, 'stale', { detail: 'stale', current: state });
       }
@@ -31,7 +32,14 @@ function fakeServer() {
         if (op.prefixRanks.length < 3) throw new ApiError(400, 'A pattern must cover at least 3.');
         next.patterns = [
           ...state.patterns,
-          { id: nextId++, description: op.description, kind: op.kind, prefix_ranks: op.prefixRanks, order: 0, client_id: op.clientId },
+          {
+            id: nextId++,
+            description: op.description,
+            kind: op.kind,
+            prefix_ranks: op.prefixRanks,
+            order: 0,
+            client_id: op.clientId,
+          },
         ];
       } else if (op.type === 'note') {
         next = { ...next, note: op.note };
@@ -184,7 +192,16 @@ describe('the write queue', () => {
       10,
       makeState({
         version: 2,
-        patterns: [{ id: 1, description: 'once', kind: 'shallow', prefix_ranks: [1, 2, 3], order: 0, client_id: 'same' }],
+        patterns: [
+          {
+            id: 1,
+            description: 'once',
+            kind: 'shallow',
+            prefix_ranks: [1, 2, 3],
+            order: 0,
+            client_id: 'same',
+          },
+        ],
       }),
     );
     queue.start();
@@ -203,7 +220,16 @@ describe('the write queue', () => {
       10,
       makeState({
         version: 2,
-        patterns: [{ id: 7, description: 'theirs', kind: 'semantic', prefix_ranks: [4, 5, 6], order: 0, client_id: null }],
+        patterns: [
+          {
+            id: 7,
+            description: 'theirs',
+            kind: 'semantic',
+            prefix_ranks: [4, 5, 6],
+            order: 0,
+            client_id: null,
+          },
+        ],
       }),
     );
     queue.start();
@@ -224,7 +250,9 @@ describe('the write queue', () => {
     queue.enqueue(10, create('too late'));
     await queue.whenSettled(10);
     const conflict = events.find((event) => event.type === 'conflict');
-    expect(conflict?.type === 'conflict' && conflict.dropped.map((w) => w.op.type)).toEqual(['create']);
+    expect(conflict?.type === 'conflict' && conflict.dropped.map((w) => w.op.type)).toEqual([
+      'create',
+    ]);
     expect(server.states.get(10)!.patterns).toHaveLength(0);
   });
 
@@ -236,7 +264,10 @@ describe('the write queue', () => {
     queue.enqueue(10, create('too few', 'c', [1, 2]));
     queue.enqueue(10, create('fine'));
     await queue.whenSettled(10);
-    expect(events[0]).toMatchObject({ type: 'rejected', message: 'A pattern must cover at least 3.' });
+    expect(events[0]).toMatchObject({
+      type: 'rejected',
+      message: 'A pattern must cover at least 3.',
+    });
     expect(server.states.get(10)!.patterns.map((p) => p.description)).toEqual(['fine']);
   });
 
@@ -260,7 +291,11 @@ describe('the write queue', () => {
     queue.start();
     queue.enqueue(10, { type: 'note', note: 'half a th' }, { holdMs: 800 });
     // A reload now would replay it: it is in storage before anything is sent.
-    expect(makeQueue().getSnapshot().writes.map((w) => w.op)).toEqual([{ type: 'note', note: 'half a th' }]);
+    expect(
+      makeQueue()
+        .getSnapshot()
+        .writes.map((w) => w.op),
+    ).toEqual([{ type: 'note', note: 'half a th' }]);
     queue.enqueue(10, { type: 'note', note: 'half a thought' }, { holdMs: 800 });
     await vi.advanceTimersByTimeAsync(799);
     expect(server.sent).toEqual([]);

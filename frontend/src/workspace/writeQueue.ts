@@ -461,7 +461,8 @@ export class WriteQueue {
   }
 
   private publish(): void {
-    const status = this.writes.length > 0 && this.snapshot.status === 'saved' ? 'saving' : this.snapshot.status;
+    const status =
+      this.writes.length > 0 && this.snapshot.status === 'saved' ? 'saving' : this.snapshot.status;
     this.snapshot = { ...this.snapshot, status, writes: this.writes };
     for (const watcher of this.watchers) watcher();
   }

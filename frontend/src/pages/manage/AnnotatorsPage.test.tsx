@@ -34,7 +34,9 @@ async function openDialog() {
     within(table).getByLabelText('Give the unfinished keys of alice to'),
     'bob',
   );
-  await userEvent.click(within(table).getAllByRole('button', { name: 'Deactivate and reassign…' })[0]!);
+  await userEvent.click(
+    within(table).getAllByRole('button', { name: 'Deactivate and reassign…' })[0]!,
+  );
   return screen.getByRole('dialog', { name: 'Deactivate alice?' });
 }
 
@@ -100,7 +102,6 @@ describe('AnnotatorsPage: deactivating an annotator', () => {
   });
 });
 
-
 describe('AnnotatorsPage: deactivating an annotator with nothing unfinished', () => {
   it('asks, then deactivates without naming a replacement', async () => {
     const sent: unknown[] = [];
@@ -148,7 +149,9 @@ describe('AnnotatorsPage: accounts', () => {
 
     expect(sent).toEqual([{ username: 'dave' }]);
     const notice = await screen.findByTestId('password-link');
-    expect(within(notice).getByRole('status')).toHaveTextContent(/^dave was created\. Send them this link/);
+    expect(within(notice).getByRole('status')).toHaveTextContent(
+      /^dave was created\. Send them this link/,
+    );
     expect(within(notice).getByLabelText('One-time link for dave')).toHaveValue(
       `${window.location.origin}/set-password#NA/abc-123`,
     );
@@ -182,10 +185,14 @@ describe('AnnotatorsPage: accounts', () => {
       },
     });
     renderApp({ path: '/manage/annotators', user: carol });
-    await userEvent.click(await screen.findByRole('button', { name: 'New password link for alice' }));
+    await userEvent.click(
+      await screen.findByRole('button', { name: 'New password link for alice' }),
+    );
     expect(made).toBe(0);
     expect(
-      screen.getByText('Make a new password link for alice? Their current password stops working now.'),
+      screen.getByText(
+        'Make a new password link for alice? Their current password stops working now.',
+      ),
     ).toBeInTheDocument();
     await userEvent.click(screen.getByRole('button', { name: 'New password link for alice' }));
 

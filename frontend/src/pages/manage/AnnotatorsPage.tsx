@@ -59,7 +59,10 @@ export function AnnotatorsPage() {
                 <td>{annotator.is_active ? t('annotators.yes') : t('annotators.no')}</td>
                 <td>
                   {annotator.is_active && (
-                    <NewPasswordLink annotator={annotator} onMade={(link) => linkMade(link, false)} />
+                    <NewPasswordLink
+                      annotator={annotator}
+                      onMade={(link) => linkMade(link, false)}
+                    />
                   )}
                 </td>
                 <td>
@@ -392,7 +395,12 @@ export function DeactivateDialog({
         if (event.key === 'Escape') onCancel();
       }}
     >
-      <div className="dialog card stack" role="dialog" aria-modal="true" aria-labelledby={headingId}>
+      <div
+        className="dialog card stack"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={headingId}
+      >
         <h2 id={headingId}>{t('annotators.dialogHeading', names)}</h2>
         <p>{t('annotators.dialogIntro', names)}</p>
         <label className="checkbox">

@@ -19,7 +19,11 @@ function batch(annotators: AdminAnnotator[] = []): Batch {
     name: 'layer one',
     key_count: 120,
     created_at: '2025-03-01T09:30:00Z',
-    annotators: annotators.map((a, i) => ({ id: a.id, username: a.username, assignment_id: 10 + i })),
+    annotators: annotators.map((a, i) => ({
+      id: a.id,
+      username: a.username,
+      assignment_id: 10 + i,
+    })),
   };
 }
 
@@ -55,7 +59,12 @@ function setUp(current: Batch, overlap = 0) {
     'GET /api/admin/batches/5/progress/': () => json(200, progress(overlap)),
     'GET /api/admin/annotators/': () => json(200, PEOPLE),
     [`GET /api/admin/batches/5/keys/?limit=${BATCH_KEYS_PAGE}&offset=0`]: () =>
-      json(200, { count: 120, limit: BATCH_KEYS_PAGE, offset: 0, results: keys(0, BATCH_KEYS_PAGE, 120) }),
+      json(200, {
+        count: 120,
+        limit: BATCH_KEYS_PAGE,
+        offset: 0,
+        results: keys(0, BATCH_KEYS_PAGE, 120),
+      }),
     [`GET /api/admin/batches/5/keys/?limit=${BATCH_KEYS_PAGE}&offset=${BATCH_KEYS_PAGE}`]: () =>
       json(200, {
         count: 120,
@@ -153,10 +162,11 @@ describe('BatchPage: an assigned batch', () => {
     expect(rows).toHaveLength(BATCH_KEYS_PAGE);
     const first = within(rows[0]!).getAllByRole('cell');
     expect(first.map((cell) => cell.textContent)).toEqual(['Submitted', 'Draft']);
-    expect(within(rows[1]!).getAllByRole('cell').map((c) => c.textContent)).toEqual([
-      'Not opened',
-      '—',
-    ]);
+    expect(
+      within(rows[1]!)
+        .getAllByRole('cell')
+        .map((c) => c.textContent),
+    ).toEqual(['Not opened', '—']);
     expect(screen.getByTestId('batch-keys-range')).toHaveTextContent('Keys 1–50 of 120');
     expect(screen.getByRole('button', { name: 'Previous page' })).toBeDisabled();
 
@@ -181,7 +191,12 @@ describe('BatchPage: refreshing the progress', () => {
       },
       'GET /api/admin/annotators/': () => json(200, PEOPLE),
       [`GET /api/admin/batches/5/keys/?limit=${BATCH_KEYS_PAGE}&offset=0`]: () =>
-        json(200, { count: 120, limit: BATCH_KEYS_PAGE, offset: 0, results: keys(0, BATCH_KEYS_PAGE, 120) }),
+        json(200, {
+          count: 120,
+          limit: BATCH_KEYS_PAGE,
+          offset: 0,
+          results: keys(0, BATCH_KEYS_PAGE, 120),
+        }),
     });
     renderApp({ path: '/manage/studies/7/batches/5', user: carol });
     const dashboard = await screen.findByTestId('batch-progress');
@@ -190,11 +205,15 @@ describe('BatchPage: refreshing the progress', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Refresh' }));
     await waitFor(() => expect(progressCalls).toBe(2));
     // The refresh is under way: the figures from before are still there.
-    expect(screen.getByTestId('batch-progress')).toHaveTextContent('120 keys; 2–2 annotators per key.');
+    expect(screen.getByTestId('batch-progress')).toHaveTextContent(
+      '120 keys; 2–2 annotators per key.',
+    );
 
     answer(json(500, { detail: 'The server broke.' }));
     expect(await screen.findByRole('alert')).toHaveTextContent('The server broke.');
     // A failed refresh says so, and the figures from before stay.
-    expect(screen.getByTestId('batch-progress')).toHaveTextContent('120 keys; 2–2 annotators per key.');
+    expect(screen.getByTestId('batch-progress')).toHaveTextContent(
+      '120 keys; 2–2 annotators per key.',
+    );
   });
 });

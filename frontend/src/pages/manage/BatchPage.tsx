@@ -143,11 +143,7 @@ function useOverlapText(
  * (the batch's current overlap), or above `max` annotators (0: none chosen yet, so no
  * limit to name).
  */
-export function overlapProblem(
-  text: string,
-  max: number,
-  min: number,
-): OverlapProblem | null {
+export function overlapProblem(text: string, max: number, min: number): OverlapProblem | null {
   const overlap = Number(text);
   if (text.trim() === '' || !Number.isInteger(overlap) || overlap < 1) {
     return { key: 'assignForm.overlapNotNumber', values: {} };
@@ -228,13 +224,7 @@ function OverlapField({
   );
 }
 
-function AssignForm({
-  batch,
-  onAssigned,
-}: {
-  batch: Batch;
-  onAssigned: (notice: string) => void;
-}) {
+function AssignForm({ batch, onAssigned }: { batch: Batch; onAssigned: (notice: string) => void }) {
   const { t } = useTranslation();
   const annotators = useAnnotators();
   const [chosen, setChosen] = useState<number[]>([]);
@@ -293,7 +283,12 @@ function AssignForm({
           {nobody}
         </p>
       )}
-      <OverlapField id="assign-overlap" value={overlap} onChange={setOverlap} problem={overlapText} />
+      <OverlapField
+        id="assign-overlap"
+        value={overlap}
+        onChange={setOverlap}
+        problem={overlapText}
+      />
       {error && (
         <p role="alert" className="alert">
           {error}
@@ -386,7 +381,12 @@ function ExtendForm({
           legend={t('extendForm.add')}
         />
       )}
-      <OverlapField id="extend-overlap" value={overlap} onChange={setOverlap} problem={overlapText} />
+      <OverlapField
+        id="extend-overlap"
+        value={overlap}
+        onChange={setOverlap}
+        problem={overlapText}
+      />
       {nothing && (
         <p role="alert" className="alert" data-testid="extend-problem">
           {nothing}
@@ -437,7 +437,11 @@ export function BatchKeys({ batch }: { batch: Batch }) {
       )}
       {page !== undefined && (
         <>
-          <table className="assignments" data-testid="batch-keys" aria-labelledby="batch-keys-heading">
+          <table
+            className="assignments"
+            data-testid="batch-keys"
+            aria-labelledby="batch-keys-heading"
+          >
             <thead>
               <tr>
                 <th scope="col">{t('batchKeys.key')}</th>
@@ -453,12 +457,18 @@ export function BatchKeys({ batch }: { batch: Batch }) {
                 const status = new Map(key.annotators.map((a) => [a.annotator_id, a.status]));
                 return (
                   <tr key={key.key_id} data-testid="batch-key">
-                    <th scope="row">{t('batchKeys.keyName', { layer: key.layer, index: key.index })}</th>
+                    <th scope="row">
+                      {t('batchKeys.keyName', { layer: key.layer, index: key.index })}
+                    </th>
                     {people.map((person) => {
                       const s = status.get(person.id);
                       return (
                         <td key={person.id} data-status={s ?? 'none'}>
-                          {s ? t(STATUS_LABEL[s]) : <span className="muted">{t('batchKeys.notAssigned')}</span>}
+                          {s ? (
+                            t(STATUS_LABEL[s])
+                          ) : (
+                            <span className="muted">{t('batchKeys.notAssigned')}</span>
+                          )}
                         </td>
                       );
                     })}
@@ -504,7 +514,10 @@ function CountsCells({ counts, label }: { counts: ProgressCounts; label: string 
         <div className="progress-cell">
           <ProgressBar value={counts.submitted} max={counts.keys_assigned} label={label} />
           <span className="progress-text">
-            {t('progress.submittedOf', { submitted: counts.submitted, total: counts.keys_assigned })}
+            {t('progress.submittedOf', {
+              submitted: counts.submitted,
+              total: counts.keys_assigned,
+            })}
           </span>
         </div>
       </td>

@@ -162,10 +162,7 @@ export function ImportForm({ onImported }: { onImported?: (result: StudyImported
             : t('report.import.isLive', { count: result.assignments })}{' '}
           <Link to={`/manage/studies/${result.study_id}`}>{t('report.import.open')}</Link>
           {result.users_created.length > 0 && (
-            <>
-              {' '}
-              {t('report.import.usersCreated', { users: result.users_created.join(', ') })}
-            </>
+            <> {t('report.import.usersCreated', { users: result.users_created.join(', ') })}</>
           )}
         </p>
       )}

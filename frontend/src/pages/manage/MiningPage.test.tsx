@@ -14,7 +14,10 @@ describe('mining runs screen', () => {
     const answers = [
       makeRun(),
       makeRun({ progress: { ...makeRun().progress, sentences_done: 500, eta_seconds: 65 } }),
-      makeRun({ status: 'done', progress: { ...makeRun().progress, sentences_done: 1000, eta_seconds: 0 } }),
+      makeRun({
+        status: 'done',
+        progress: { ...makeRun().progress, sentences_done: 1000, eta_seconds: 0 },
+      }),
     ];
     // The run moves on once a second of (fake) time; the answer depends on the time
     // of the poll, not on how many polls came before.
@@ -108,7 +111,9 @@ describe('mining runs screen', () => {
     let cancelled = false;
     mockApi({
       'GET /api/admin/mining-runs/': () =>
-        json(200, [cancelled ? makeRun({ status: 'cancelled', cancel_requested: true }) : makeRun()]),
+        json(200, [
+          cancelled ? makeRun({ status: 'cancelled', cancel_requested: true }) : makeRun(),
+        ]),
       'POST /api/admin/mining-runs/1/cancel/': () => {
         cancelled = true;
         return json(200, makeRun({ status: 'cancelled', cancel_requested: true }));

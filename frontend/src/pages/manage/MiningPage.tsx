@@ -280,7 +280,11 @@ function MiningForm({ onCreated }: { onCreated: (run: MiningRun) => void }) {
   );
 
   return (
-    <form className="card form-grid" onSubmit={(event) => void start(event)} aria-labelledby="mine-heading">
+    <form
+      className="card form-grid"
+      onSubmit={(event) => void start(event)}
+      aria-labelledby="mine-heading"
+    >
       <h2 id="mine-heading">{t('mining.formHeading')}</h2>
       <div className="inline-fields">
         {text('study_name', 'text', { required: true, maxLength: 200 })}
@@ -290,20 +294,32 @@ function MiningForm({ onCreated }: { onCreated: (run: MiningRun) => void }) {
       <div className="inline-fields">
         <div className="field">
           <label htmlFor="mine-sentences">{t('mining.fields.sentences')}</label>
-          <select id="mine-sentences" value={values.sentences} onChange={(e) => set('sentences', e.target.value as FormValues['sentences'])}>
+          <select
+            id="mine-sentences"
+            value={values.sentences}
+            onChange={(e) => set('sentences', e.target.value as FormValues['sentences'])}
+          >
             <option value="split">{t('mining.sentencesSplit')}</option>
             <option value="lines">{t('mining.sentencesLines')}</option>
           </select>
         </div>
         {text('keys_per_layer', 'number', { min: 1, disabled: values.all_keys })}
         <label className="checkbox">
-          <input type="checkbox" checked={values.all_keys} onChange={(e) => set('all_keys', e.target.checked)} />
+          <input
+            type="checkbox"
+            checked={values.all_keys}
+            onChange={(e) => set('all_keys', e.target.checked)}
+          />
           {t('mining.fields.all_keys')}
         </label>
         {text('top_k', 'number', { min: 1, max: 64 })}
         {text('seed', 'number', { min: 0 })}
         <label className="checkbox">
-          <input type="checkbox" checked={values.perturb} onChange={(e) => set('perturb', e.target.checked)} />
+          <input
+            type="checkbox"
+            checked={values.perturb}
+            onChange={(e) => set('perturb', e.target.checked)}
+          />
           {t('mining.fields.perturb')}
         </label>
       </div>
@@ -311,7 +327,11 @@ function MiningForm({ onCreated }: { onCreated: (run: MiningRun) => void }) {
         {text('device')}
         <div className="field">
           <label htmlFor="mine-dtype">{t('mining.fields.dtype')}</label>
-          <select id="mine-dtype" value={values.dtype} onChange={(e) => set('dtype', e.target.value as FormValues['dtype'])}>
+          <select
+            id="mine-dtype"
+            value={values.dtype}
+            onChange={(e) => set('dtype', e.target.value as FormValues['dtype'])}
+          >
             <option value="float32">float32</option>
             <option value="bfloat16">bfloat16</option>
           </select>

@@ -57,7 +57,9 @@ export function StudiesPage() {
         </table>
       )}
       {/* An import makes a new study: its form belongs beside the list of studies. */}
-      <ImportForm onImported={() => void queryClient.invalidateQueries({ queryKey: adminKeys.studies() })} />
+      <ImportForm
+        onImported={() => void queryClient.invalidateQueries({ queryKey: adminKeys.studies() })}
+      />
     </section>
   );
 }

@@ -16,7 +16,10 @@ export function StudyPage() {
   const { t } = useTranslation();
   const queryClient = useQueryClient();
   const study = useQuery({ queryKey: adminKeys.study(id), queryFn: () => api.admin.study(id) });
-  const batches = useQuery({ queryKey: adminKeys.batches(id), queryFn: () => api.admin.batches(id) });
+  const batches = useQuery({
+    queryKey: adminKeys.batches(id),
+    queryFn: () => api.admin.batches(id),
+  });
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
@@ -197,7 +200,11 @@ function BatchForm({ study }: { study: StudyDetail }) {
   }
 
   return (
-    <form className="card form-grid" onSubmit={(event) => void create(event)} aria-labelledby="batch-form-heading">
+    <form
+      className="card form-grid"
+      onSubmit={(event) => void create(event)}
+      aria-labelledby="batch-form-heading"
+    >
       <h2 id="batch-form-heading">{t('batchForm.heading')}</h2>
       <div className="field">
         <label htmlFor="batch-name">{t('batchForm.name')}</label>
@@ -220,7 +227,9 @@ function BatchForm({ study }: { study: StudyDetail }) {
       </fieldset>
       {mode !== 'list' && (
         <fieldset>
-          <legend>{mode === 'layer' ? t('batchForm.layers') : t('batchForm.layersOptional')}</legend>
+          <legend>
+            {mode === 'layer' ? t('batchForm.layers') : t('batchForm.layersOptional')}
+          </legend>
           <div className="layer-choices">
             {study.layers.map(({ layer, key_count }) => (
               <label key={layer} className="checkbox">
@@ -239,11 +248,23 @@ function BatchForm({ study }: { study: StudyDetail }) {
         <div className="inline-fields">
           <div className="field">
             <label htmlFor="batch-n">{t('batchForm.n')}</label>
-            <input id="batch-n" type="number" min={1} value={n} onChange={(e) => setN(e.target.value)} />
+            <input
+              id="batch-n"
+              type="number"
+              min={1}
+              value={n}
+              onChange={(e) => setN(e.target.value)}
+            />
           </div>
           <div className="field">
             <label htmlFor="batch-seed">{t('batchForm.seed')}</label>
-            <input id="batch-seed" type="number" min={0} value={seed} onChange={(e) => setSeed(e.target.value)} />
+            <input
+              id="batch-seed"
+              type="number"
+              min={0}
+              value={seed}
+              onChange={(e) => setSeed(e.target.value)}
+            />
           </div>
         </div>
       )}

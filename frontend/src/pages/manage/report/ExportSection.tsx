@@ -77,7 +77,9 @@ export function ExportSection({ studyId, keyCount }: { studyId: number; keyCount
             type="button"
             disabled={busy}
             onClick={() => void prepare(format)}
-            aria-label={t('report.export.prepareNamed', { format: t(`report.export.formats.${format}`) })}
+            aria-label={t('report.export.prepareNamed', {
+              format: t(`report.export.formats.${format}`),
+            })}
           >
             {t(`report.export.formats.${format}`)}
           </button>
@@ -89,7 +91,9 @@ export function ExportSection({ studyId, keyCount }: { studyId: number; keyCount
             <ProgressBar
               value={job.keys_done}
               max={job.keys_total}
-              label={t('report.export.progressLabel', { format: t(`report.export.formats.${job.format}`) })}
+              label={t('report.export.progressLabel', {
+                format: t(`report.export.formats.${job.format}`),
+              })}
             />
             <span className="progress-text" data-testid="export-progress">
               {t('report.export.progress', {
@@ -100,7 +104,11 @@ export function ExportSection({ studyId, keyCount }: { studyId: number; keyCount
             </span>
           </div>
           {job.status === 'done' && (
-            <a href={job.download_url ?? urls.exportDownload(job.id)} download data-testid="export-download">
+            <a
+              href={job.download_url ?? urls.exportDownload(job.id)}
+              download
+              data-testid="export-download"
+            >
               {t('report.export.download', { format: t(`report.export.formats.${job.format}`) })}
             </a>
           )}

@@ -50,7 +50,9 @@ describe('Figure 2 chart', () => {
       const segments = Array.from(bar.querySelectorAll('rect.bar-segment'));
       // Zero shares draw nothing (layer 2 has no shallow+semantic).
       const nonZero = LABELS.filter(({ key }) => (row.shares[key] ?? 0) > 0);
-      expect(segments.map((s) => s.getAttribute('data-label'))).toEqual(nonZero.map((l) => l.label));
+      expect(segments.map((s) => s.getAttribute('data-label'))).toEqual(
+        nonZero.map((l) => l.label),
+      );
       let bottom = PLOT_HEIGHT;
       for (const segment of segments) {
         const label = LABELS.find((l) => l.label === segment.getAttribute('data-label'))!;
@@ -82,7 +84,9 @@ describe('Figure 2 chart', () => {
       const label = segment.getAttribute('data-label') as keyof typeof PALETTE;
       expect(segment.getAttribute('fill')).toBe(PALETTE[label]);
     }
-    const swatches = Array.from(svg.querySelectorAll('rect.legend-swatch')).map((s) => s.getAttribute('fill'));
+    const swatches = Array.from(svg.querySelectorAll('rect.legend-swatch')).map((s) =>
+      s.getAttribute('fill'),
+    );
     expect(new Set(swatches)).toEqual(new Set(Object.values(PALETTE)));
   });
 
@@ -134,7 +138,9 @@ describe('chart size', () => {
         formatShare={(share) => `${share}`}
       />,
     );
-    const lines = Array.from(container.querySelectorAll('text.chart-title tspan')).map((t) => t.textContent);
+    const lines = Array.from(container.querySelectorAll('text.chart-title tspan')).map(
+      (t) => t.textContent,
+    );
     expect(lines.length).toBeGreaterThan(1);
     expect(lines.join(' ')).toBe(title.trim());
   });

@@ -24,7 +24,8 @@ const MARGIN = { top: 44, right: 190, bottom: 46, left: 56 };
 const TEXT = '#1b1d21';
 const MUTED = '#5a606b';
 const GRID = '#d6d9de';
-const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
+const FONT =
+  "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
 const TICKS = [0, 0.25, 0.5, 0.75, 1];
 
 export interface ChartBar {
@@ -60,7 +61,10 @@ const MIN_PLOT_WIDTH = 360;
 
 /** The horizontal room of one bar and the gap after it. */
 function slotWidth(barCount: number): number {
-  return Math.max(BAR_WIDTH + BAR_GAP, (MIN_PLOT_WIDTH - BAR_GAP - OVERALL_GAP) / Math.max(1, barCount));
+  return Math.max(
+    BAR_WIDTH + BAR_GAP,
+    (MIN_PLOT_WIDTH - BAR_GAP - OVERALL_GAP) / Math.max(1, barCount),
+  );
 }
 
 /** A generous guess of a text's width: wide (CJK) characters count a full em. */
@@ -93,12 +97,19 @@ export function wrapTitle(title: string, width: number): string[] {
 }
 
 /** The chart's size: its width from the bars and legend only (a long title wraps). */
-export function chartSize(barCount: number, title = '', note = ''): { width: number; height: number } {
+export function chartSize(
+  barCount: number,
+  title = '',
+  note = '',
+): { width: number; height: number } {
   const plotWidth = barCount * slotWidth(barCount) + BAR_GAP + OVERALL_GAP;
   const width = Math.ceil(MARGIN.left + plotWidth + MARGIN.right);
   const extraLines = Math.max(0, wrapTitle(title, width).length - 1);
   const noteHeight = note ? NOTE_LINE : 0;
-  return { width, height: MARGIN.top + extraLines * TITLE_LINE + PLOT_HEIGHT + MARGIN.bottom + noteHeight };
+  return {
+    width,
+    height: MARGIN.top + extraLines * TITLE_LINE + PLOT_HEIGHT + MARGIN.bottom + noteHeight,
+  };
 }
 
 /** The stacked segments of one bar: [label, share, y, height] from the bottom up. */
@@ -157,7 +168,14 @@ export function Figure2Chart({
     >
       <title id="figure2-title">{title}</title>
       <rect className="background" x={0} y={0} width={width} height={height} fill="#ffffff" />
-      <text className="chart-title" x={MARGIN.left} y={24} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
+      <text
+        className="chart-title"
+        x={MARGIN.left}
+        y={24}
+        fontSize={TITLE_SIZE}
+        fontWeight={600}
+        fill={TEXT}
+      >
         {titleLines.map((line, i) => (
           <tspan key={i} x={MARGIN.left} dy={i === 0 ? 0 : TITLE_LINE}>
             {line}
@@ -241,7 +259,14 @@ export function Figure2Chart({
             </g>
           );
         })}
-        <line x1={0} x2={plotRight} y1={PLOT_HEIGHT} y2={PLOT_HEIGHT} stroke={TEXT} strokeWidth={1} />
+        <line
+          x1={0}
+          x2={plotRight}
+          y1={PLOT_HEIGHT}
+          y2={PLOT_HEIGHT}
+          stroke={TEXT}
+          strokeWidth={1}
+        />
       </g>
       {note && (
         <text className="left-out" x={MARGIN.left} y={height - 8} fontSize={11} fill={MUTED}>

@@ -43,12 +43,18 @@ describe('report page', () => {
     expect(coverage).toHaveTextContent('3.6');
 
     const agreement = screen.getByTestId('agreement-table');
-    expect(within(agreement).getByRole('columnheader', { name: "Krippendorff's α" })).toBeInTheDocument();
+    expect(
+      within(agreement).getByRole('columnheader', { name: "Krippendorff's α" }),
+    ).toBeInTheDocument();
     expect(agreement).toHaveTextContent('0.743 [0.612, 0.851]');
     expect(screen.getByTestId('agreement-binary-table')).toBeInTheDocument();
 
-    expect(screen.getByTestId('value-agreement-table')).toHaveTextContent('50.00% [40.00%, 60.00%] (1/2)');
-    expect(screen.getByTestId('value-agreement-chart').querySelectorAll('g.series')).toHaveLength(4);
+    expect(screen.getByTestId('value-agreement-table')).toHaveTextContent(
+      '50.00% [40.00%, 60.00%] (1/2)',
+    );
+    expect(screen.getByTestId('value-agreement-chart').querySelectorAll('g.series')).toHaveLength(
+      4,
+    );
     expect(screen.getByTestId('value-every-key-table')).toBeInTheDocument();
     expect(screen.getByTestId('value-baseline')).toHaveTextContent('|V| = 50,257');
     expect(screen.getByTestId('perturbation-none')).toHaveTextContent('Not measured');
@@ -60,7 +66,8 @@ describe('report page', () => {
     report.definitions = {
       ...report.definitions,
       mining: 'Coefficients are the input of down_proj.',
-      checkpoint: 'The weights are dequantized from 4 bits: every figure describes this checkpoint.',
+      checkpoint:
+        'The weights are dequantized from 4 bits: every figure describes this checkpoint.',
     };
     mockApi({
       [STUDY]: () => json(200, makeStudy()),
@@ -102,7 +109,11 @@ describe('report page', () => {
 
   it('draws the layers with ratings and names the others in the figure, not as blank bars', async () => {
     const report = makeReport();
-    const nothing = { n: 0, ties: 0, counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 } };
+    const nothing = {
+      n: 0,
+      ties: 0,
+      counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 },
+    };
     const noShares = { shallow: null, semantic: null, shallow_semantic: null, not_covered: null };
     // A mined study: keys in 30 layers, the first annotations in layers 1 and 2.
     report.figure2.pooled.layers = [
@@ -115,12 +126,12 @@ describe('report page', () => {
     });
     renderApp({ path: '/manage/studies/7/report', user: carol });
     const chart = await screen.findByTestId('figure2-chart');
-    expect(Array.from(chart.querySelectorAll('g.bar')).map((bar) => bar.getAttribute('data-layer'))).toEqual([
-      '1',
-      '2',
-      'all',
-    ]);
-    expect(chart.querySelector('text.left-out')).toHaveTextContent('Layers without ratings (not drawn): 3–30');
+    expect(
+      Array.from(chart.querySelectorAll('g.bar')).map((bar) => bar.getAttribute('data-layer')),
+    ).toEqual(['1', '2', 'all']);
+    expect(chart.querySelector('text.left-out')).toHaveTextContent(
+      'Layers without ratings (not drawn): 3–30',
+    );
   });
 
   it('explains majority ties: what a tie is and how its vote is counted', async () => {
@@ -133,8 +144,12 @@ describe('report page', () => {
     await screen.findByTestId('figure2-chart');
     await user.click(screen.getByLabelText('majority label'));
     const ties = screen.getByTestId('majority-ties');
-    expect(ties).toHaveTextContent('A tie is a prefix where two or more labels have equally many annotators');
-    expect(ties).toHaveTextContent('split equally between the tied labels (½ each for two, ⅓ each for three)');
+    expect(ties).toHaveTextContent(
+      'A tie is a prefix where two or more labels have equally many annotators',
+    );
+    expect(ties).toHaveTextContent(
+      'split equally between the tied labels (½ each for two, ⅓ each for three)',
+    );
     expect(ties).toHaveTextContent('2 of 10 prefixes are ties.');
   });
 
@@ -149,12 +164,18 @@ describe('report page', () => {
       },
       'GET /api/admin/studies/7/report/?annotators=bob&layers=2&submitted_only=false': () => {
         asked.push('filtered');
-        return json(200, makeReport({ filters: { annotators: ['bob'], layers: [2], submitted_only: false } }));
+        return json(
+          200,
+          makeReport({ filters: { annotators: ['bob'], layers: [2], submitted_only: false } }),
+        );
       },
     });
     renderApp({ path: '/manage/studies/7/report', user: carol });
     await screen.findByTestId('figure2-chart');
-    expect(screen.getByTestId('report-csv')).toHaveAttribute('href', '/api/admin/studies/7/report.csv');
+    expect(screen.getByTestId('report-csv')).toHaveAttribute(
+      'href',
+      '/api/admin/studies/7/report.csv',
+    );
 
     const filters = screen.getByTestId('report-filters');
     await user.click(within(filters).getByLabelText('bob'));
@@ -209,11 +230,15 @@ describe('report page', () => {
       '/api/studies/7/export?format=jsonl',
     );
     fireEvent.click(within(section).getByRole('button', { name: 'Prepare a Parquet export' }));
-    await until(() => expect(screen.getByTestId('export-progress')).toHaveTextContent('0 / 4 keys'));
+    await until(() =>
+      expect(screen.getByTestId('export-progress')).toHaveTextContent('0 / 4 keys'),
+    );
     await advance(EXPORT_POLL_MS - 1);
     expect(polls).toBe(0); // not before a second has passed
     await advance(1);
-    await until(() => expect(screen.getByTestId('export-progress')).toHaveTextContent('2 / 4 keys · running'));
+    await until(() =>
+      expect(screen.getByTestId('export-progress')).toHaveTextContent('2 / 4 keys · running'),
+    );
     expect(polls).toBe(1);
     await advance(EXPORT_POLL_MS);
     const link = await until(() => screen.getByTestId('export-download'));
@@ -222,7 +247,7 @@ describe('report page', () => {
     expect(polls).toBe(2); // done: no more polling
   });
 
-  it('writes the definitions for researchers, in the reader\'s language', async () => {
+  it("writes the definitions for researchers, in the reader's language", async () => {
     const report = makeReport();
     report.definitions = {
       unit: 'server words',
@@ -237,14 +262,16 @@ describe('report page', () => {
     await screen.findByTestId('figure2-chart');
     const term = (name: string) => document.querySelector(`.definition[data-term="${name}"]`);
     expect(term('figure2_majority')).toHaveTextContent('Figure 2, by majority label');
-    expect(term('figure2_majority')).toHaveTextContent('A tie splits that prefix\'s vote equally');
+    expect(term('figure2_majority')).toHaveTextContent("A tie splits that prefix's vote equally");
     expect(term('unit')).toHaveTextContent('One trigger prefix of one key');
     // What only the study knows (its mining run) is shown as the server wrote it.
     expect(term('mining')).toHaveTextContent('Coefficients are the input of down_proj.');
 
     await act(() => i18n.changeLanguage('zh-CN'));
     expect(term('figure2_majority')).toHaveTextContent('图 2（多数标签）');
-    expect(term('figure2_majority')).toHaveTextContent('平票时该前缀的一票在并列的标签之间平均分配');
+    expect(term('figure2_majority')).toHaveTextContent(
+      '平票时该前缀的一票在并列的标签之间平均分配',
+    );
   });
 
   it('explains the dashes of a layer where no key has two annotators', async () => {
@@ -287,7 +314,10 @@ describe('report page', () => {
       block.cohen_kappa_pairs = [];
     }
     // The server lists every pair of annotators, with no key compared.
-    const noKeys = { layers: [{ layer: 1, mean: null, n_keys: 0 }], overall: { layer: null, mean: null, n_keys: 0 } };
+    const noKeys = {
+      layers: [{ layer: 1, mean: null, n_keys: 0 }],
+      overall: { layer: null, mean: null, n_keys: 0 },
+    };
     report.pattern_jaccard = { pairs: [{ annotators: ['alice', 'bob'], ...noKeys }], ...noKeys };
     mockApi({
       [STUDY]: () => json(200, makeStudy()),
@@ -310,9 +340,21 @@ describe('report page', () => {
   it('says why a report has no ratings, and that a single annotator has nothing to agree with', async () => {
     const report = makeReport();
     report.agreement.coders = ['alice'];
-    const zero = { ...report.coverage.overall, n_prefixes: 0, covered: 0, share_covered: null, n_annotations: 0, n_patterns: 0, mean_patterns_per_key: null };
+    const zero = {
+      ...report.coverage.overall,
+      n_prefixes: 0,
+      covered: 0,
+      share_covered: null,
+      n_annotations: 0,
+      n_patterns: 0,
+      mean_patterns_per_key: null,
+    };
     report.coverage = { layers: [{ ...zero, layer: 1 }], overall: zero };
-    const nothing = { n: 0, ties: 0, counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 } };
+    const nothing = {
+      n: 0,
+      ties: 0,
+      counts: { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 },
+    };
     const noShares = { shallow: null, semantic: null, shallow_semantic: null, not_covered: null };
     report.figure2.pooled = {
       layers: [{ layer: 1, ...nothing, shares: noShares }],
@@ -328,7 +370,9 @@ describe('report page', () => {
       'No submitted annotation matches these filters yet, so there is nothing to count.',
     );
     expect(screen.queryByTestId('coverage-table')).toBeNull();
-    expect(screen.getByTestId('figure2-empty')).toHaveTextContent('No submitted annotation matches these filters yet');
+    expect(screen.getByTestId('figure2-empty')).toHaveTextContent(
+      'No submitted annotation matches these filters yet',
+    );
     expect(screen.getByTestId('agreement-empty')).toHaveTextContent(
       'Only alice has annotations in this report: agreement needs two annotators of the same keys.',
     );

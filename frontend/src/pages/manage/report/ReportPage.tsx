@@ -111,7 +111,9 @@ function ReportFilters({
   const [submittedOnly, setSubmittedOnly] = useState(value.submittedOnly);
 
   function toggle<T>(list: T[], item: T, on: boolean): T[] {
-    return on ? [...list.filter((each) => each !== item), item] : list.filter((each) => each !== item);
+    return on
+      ? [...list.filter((each) => each !== item), item]
+      : list.filter((each) => each !== item);
   }
 
   function apply(event: FormEvent) {
@@ -124,17 +126,26 @@ function ReportFilters({
   }
 
   return (
-    <form className="card form-grid" onSubmit={apply} aria-labelledby="filters-heading" data-testid="report-filters">
+    <form
+      className="card form-grid"
+      onSubmit={apply}
+      aria-labelledby="filters-heading"
+      data-testid="report-filters"
+    >
       <h2 id="filters-heading">{t('report.filters.heading')}</h2>
       <fieldset>
         <legend>{t('report.filters.annotators')}</legend>
-        {annotators.length === 0 && <span className="muted">{t('report.filters.noAnnotators')}</span>}
+        {annotators.length === 0 && (
+          <span className="muted">{t('report.filters.noAnnotators')}</span>
+        )}
         {annotators.map((name) => (
           <label key={name} className="checkbox">
             <input
               type="checkbox"
               checked={chosenAnnotators.includes(name)}
-              onChange={(event) => setChosenAnnotators((list) => toggle(list, name, event.target.checked))}
+              onChange={(event) =>
+                setChosenAnnotators((list) => toggle(list, name, event.target.checked))
+              }
             />
             {name}
           </label>
@@ -147,7 +158,9 @@ function ReportFilters({
             <input
               type="checkbox"
               checked={chosenLayers.includes(layer)}
-              onChange={(event) => setChosenLayers((list) => toggle(list, layer, event.target.checked))}
+              onChange={(event) =>
+                setChosenLayers((list) => toggle(list, layer, event.target.checked))
+              }
             />
             {t('report.layer', { layer })}
           </label>
@@ -174,7 +187,15 @@ function ReportFilters({
 type View = 'pooled' | 'per_annotator' | 'majority';
 const VIEWS: readonly View[] = ['pooled', 'per_annotator', 'majority'];
 
-function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: number; query: ReportQuery }) {
+function ReportBody({
+  report,
+  studyId,
+  query,
+}: {
+  report: StudyReport;
+  studyId: number;
+  query: ReportQuery;
+}) {
   const { t, i18n } = useTranslation();
   const f = useMemo(() => makeFormatters(i18n.language), [i18n.language]);
   const [view, setView] = useState<View>('pooled');
@@ -194,7 +215,9 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
     viewName = t('report.figure2.views.majority');
   } else {
     block = chosen;
-    viewName = chosen ? t('report.figure2.annotatorView', { name: chosen.annotator }) : t('report.figure2.views.per_annotator');
+    viewName = chosen
+      ? t('report.figure2.annotatorView', { name: chosen.annotator })
+      : t('report.figure2.views.per_annotator');
   }
 
   const labelNames = Object.fromEntries(
@@ -202,15 +225,24 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
   ) as Record<ChartLabel, string>;
   // Layers without ratings (a mined study has keys in every layer, its first
   // annotations in the first few) are named under the plot, not drawn as blank bars.
-  const leftOut = (block?.layers ?? []).flatMap((row) => (row.n === 0 && row.layer !== null ? [row.layer] : []));
+  const leftOut = (block?.layers ?? []).flatMap((row) =>
+    row.n === 0 && row.layer !== null ? [row.layer] : [],
+  );
   const bars: ChartBar[] = block
     ? [
-        ...block.layers.filter((row) => row.n > 0).map((row) => ({
-          name: t('report.figure2.layerShort', { layer: row.layer }),
-          longName: t('report.layer', { layer: row.layer }),
-          row,
-        })),
-        { name: t('report.figure2.all'), longName: t('report.allLayers'), row: block.overall, overall: true },
+        ...block.layers
+          .filter((row) => row.n > 0)
+          .map((row) => ({
+            name: t('report.figure2.layerShort', { layer: row.layer }),
+            longName: t('report.layer', { layer: row.layer }),
+            row,
+          })),
+        {
+          name: t('report.figure2.all'),
+          longName: t('report.allLayers'),
+          row: block.overall,
+          overall: true,
+        },
       ]
     : [];
   const title = t('report.figure2.chartTitle', { name: report.study.name, view: viewName });
@@ -219,7 +251,10 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
   function downloadSvg() {
     if (!svgRef.current) return;
     setDownloadError(null);
-    downloadBlob(new Blob([serializeSvg(svgRef.current)], { type: 'image/svg+xml' }), `${fileBase}.svg`);
+    downloadBlob(
+      new Blob([serializeSvg(svgRef.current)], { type: 'image/svg+xml' }),
+      `${fileBase}.svg`,
+    );
   }
 
   async function downloadPng() {
@@ -257,7 +292,10 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
           {view === 'per_annotator' && perAnnotator.length > 0 && (
             <label className="inline-select">
               {t('report.figure2.annotator')}
-              <select value={chosen?.annotator ?? ''} onChange={(event) => setAnnotator(event.target.value)}>
+              <select
+                value={chosen?.annotator ?? ''}
+                onChange={(event) => setAnnotator(event.target.value)}
+              >
                 {perAnnotator.map((each) => (
                   <option key={each.annotator} value={each.annotator}>
                     {each.annotator}
@@ -276,7 +314,11 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
               axisTitle={t('report.figure2.axis')}
               emptyText={t('report.figure2.empty')}
               formatShare={f.percent}
-              note={leftOut.length > 0 ? t('report.figure2.leftOut', { layers: layerRanges(leftOut) }) : undefined}
+              note={
+                leftOut.length > 0
+                  ? t('report.figure2.leftOut', { layers: layerRanges(leftOut) })
+                  : undefined
+              }
               svgRef={svgRef}
             />
           </div>
@@ -303,7 +345,12 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
           <button type="button" onClick={() => void downloadPng()} disabled={!block}>
             {t('report.figure2.downloadPng')}
           </button>
-          <a href={urls.reportCsv(studyId, query)} download className="button-link" data-testid="report-csv">
+          <a
+            href={urls.reportCsv(studyId, query)}
+            download
+            className="button-link"
+            data-testid="report-csv"
+          >
             {t('report.downloadCsv')}
           </a>
         </p>
@@ -331,7 +378,11 @@ function ReportBody({ report, studyId, query }: { report: StudyReport; studyId: 
 
       <section className="stack" aria-labelledby="values-heading">
         <h2 id="values-heading">{t('report.values.heading')}</h2>
-        <ValueAgreementSection everyKey={report.value_agreement_every_key} sampled={report.value_agreement} f={f} />
+        <ValueAgreementSection
+          everyKey={report.value_agreement_every_key}
+          sampled={report.value_agreement}
+          f={f}
+        />
       </section>
 
       <section className="stack" aria-labelledby="perturbation-heading">

@@ -11,7 +11,8 @@ import type { Formatters } from './format';
 /** "Layer 3", or "All layers" for the overall row (layer null). */
 function useLayerName() {
   const { t } = useTranslation();
-  return (layer: number | null) => (layer === null ? t('report.allLayers') : t('report.layer', { layer }));
+  return (layer: number | null) =>
+    layer === null ? t('report.allLayers') : t('report.layer', { layer });
 }
 
 export function RowHead({ layer }: { layer: number | null }) {
@@ -28,14 +29,17 @@ export function NoRatings({ report, testId }: { report: StudyReport; testId: str
   const { t } = useTranslation();
   return (
     <p className="muted" data-testid={testId}>
-      {report.filters.submitted_only ? t('report.empty.noSubmittedRatings') : t('report.empty.noRatings')}
+      {report.filters.submitted_only
+        ? t('report.empty.noSubmittedRatings')
+        : t('report.empty.noRatings')}
     </p>
   );
 }
 
 export function CoverageTable({ report, f }: { report: StudyReport; f: Formatters }) {
   const { t } = useTranslation();
-  if (report.coverage.overall.n_prefixes === 0) return <NoRatings report={report} testId="coverage-empty" />;
+  if (report.coverage.overall.n_prefixes === 0)
+    return <NoRatings report={report} testId="coverage-empty" />;
   const rows = [...report.coverage.layers, report.coverage.overall];
   return (
     <table className="assignments report-table" data-testid="coverage-table">
@@ -252,10 +256,14 @@ export function JaccardTable({ report, f }: { report: StudyReport; f: Formatters
             <td>{t('report.jaccard.cell', { mean: f.decimal(row.mean), count: row.n_keys })}</td>
             {jaccard.pairs.map((pair) => {
               const cell =
-                row.layer === null ? pair.overall : pair.layers.find((each) => each.layer === row.layer);
+                row.layer === null
+                  ? pair.overall
+                  : pair.layers.find((each) => each.layer === row.layer);
               return (
                 <td key={pair.annotators.join('|')}>
-                  {cell ? t('report.jaccard.cell', { mean: f.decimal(cell.mean), count: cell.n_keys }) : '—'}
+                  {cell
+                    ? t('report.jaccard.cell', { mean: f.decimal(cell.mean), count: cell.n_keys })
+                    : '—'}
                 </td>
               );
             })}
@@ -294,9 +302,15 @@ export function PerturbationTable({ report, f }: { report: StudyReport; f: Forma
           <tr key={row.layer ?? 'all'}>
             <RowHead layer={row.layer} />
             <td>{f.count(row.n_keys)}</td>
-            <td>{row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.first)}</td>
-            <td>{row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.last)}</td>
-            <td>{row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.random)}</td>
+            <td>
+              {row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.first)}
+            </td>
+            <td>
+              {row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.last)}
+            </td>
+            <td>
+              {row.n_keys === 0 ? t('report.perturbation.notMeasuredShort') : f.decimal(row.random)}
+            </td>
           </tr>
         ))}
       </tbody>

@@ -39,7 +39,10 @@ describe('§4 chart over every key', () => {
     const { svg } = renderChart(THIRTY);
     expect(Number(svg.getAttribute('width'))).toBeLessThanOrEqual(1000);
     const legend = svg.querySelector('g.legend')!;
-    const [, legendY] = /translate\((\d+),(\d+)\)/.exec(legend.getAttribute('transform')!)!.slice(1).map(Number);
+    const [, legendY] = /translate\((\d+),(\d+)\)/
+      .exec(legend.getAttribute('transform')!)!
+      .slice(1)
+      .map(Number);
     expect(legendY).toBeGreaterThan(VALUE_PLOT_HEIGHT);
     expect(legend.querySelectorAll('text')).toHaveLength(5);
   });
@@ -55,7 +58,8 @@ describe('§4 chart over every key', () => {
     const y = (value: number) => VALUE_PLOT_HEIGHT - (value / top) * VALUE_PLOT_HEIGHT;
     for (const group of series) {
       const reading = group.getAttribute('data-reading') as 'next_token' | 'trigger_token';
-      const variant = group.getAttribute('data-variant') as 'without_final_norm' | 'with_final_norm';
+      const variant = group.getAttribute('data-variant') as
+        'without_final_norm' | 'with_final_norm';
       const points = group.querySelectorAll('circle.point');
       expect(points).toHaveLength(30);
       const whiskers = group.querySelectorAll('line.whisker');
@@ -73,8 +77,11 @@ describe('§4 chart over every key', () => {
     );
     expect(top30).toHaveTextContent('Layer 30 · next, normed: 60/1533');
     // Every layer keeps its own label, and the four points of a layer do not overlap.
-    for (const layer of THIRTY) expect(within(svg as unknown as HTMLElement).getByText(`L${layer}`)).toBeInTheDocument();
-    const xs = Array.from(svg.querySelectorAll('g[data-layer="1"] circle.point')).map((c) => Number(c.getAttribute('cx')));
+    for (const layer of THIRTY)
+      expect(within(svg as unknown as HTMLElement).getByText(`L${layer}`)).toBeInTheDocument();
+    const xs = Array.from(svg.querySelectorAll('g[data-layer="1"] circle.point')).map((c) =>
+      Number(c.getAttribute('cx')),
+    );
     expect(new Set(xs).size).toBe(4);
   });
 
@@ -87,7 +94,13 @@ describe('§4 chart over every key', () => {
 
   it('breaks a line where a layer has no rate', () => {
     const block = makeEveryKey([1, 2, 3]);
-    block.layers[1]!.next_token.with_final_norm = { matches: 0, n: 0, rate: null, low: null, high: null };
+    block.layers[1]!.next_token.with_final_norm = {
+      matches: 0,
+      n: 0,
+      rate: null,
+      low: null,
+      high: null,
+    };
     render(
       <ValueAgreementChart
         rows={block.layers}
@@ -125,11 +138,19 @@ describe('§4 scale', () => {
 describe('§4 section', () => {
   it('shows the figure and a table over every key, then the sampled keys labelled as such', () => {
     const report = makeReport();
-    render(<ValueAgreementSection everyKey={report.value_agreement_every_key} sampled={report.value_agreement} f={f} />);
+    render(
+      <ValueAgreementSection
+        everyKey={report.value_agreement_every_key}
+        sampled={report.value_agreement}
+        f={f}
+      />,
+    );
     expect(screen.getByTestId('value-agreement-chart')).toBeInTheDocument();
     const table = screen.getByTestId('value-every-key-table');
     expect(within(table).getAllByRole('row')).toHaveLength(1 + 2 + 1);
-    expect(within(table).getByRole('columnheader', { name: 'Next token (a), with final norm' })).toBeInTheDocument();
+    expect(
+      within(table).getByRole('columnheader', { name: 'Next token (a), with final norm' }),
+    ).toBeInTheDocument();
     // Layer 2 with the final norm: 4 of 1536 − 3 keys; the fixture's interval is ±10%.
     const cells = within(table).getAllByTestId('every-key-next_token-with_final_norm');
     expect(cells[1]).toHaveTextContent('0.26% [0.00%, 10.26%] (4/1,533)');
@@ -152,7 +173,13 @@ describe('§4 section', () => {
       layers: [],
       overall: null,
     };
-    const sampled = { ...report.value_agreement, applicable: false, reason: 'encoder' as const, layers: [], overall: null };
+    const sampled = {
+      ...report.value_agreement,
+      applicable: false,
+      reason: 'encoder' as const,
+      layers: [],
+      overall: null,
+    };
     render(<ValueAgreementSection everyKey={na} sampled={sampled} f={f} />);
     expect(screen.getByTestId('value-every-key-na')).toHaveTextContent(
       'Does not apply: encoders have no next token',
@@ -173,8 +200,16 @@ describe('§4 section', () => {
         overall: null,
       },
     });
-    render(<ValueAgreementSection everyKey={report.value_agreement_every_key} sampled={report.value_agreement} f={f} />);
-    expect(screen.getByTestId('value-every-key-na')).toHaveTextContent('the mining pass did not count every key');
+    render(
+      <ValueAgreementSection
+        everyKey={report.value_agreement_every_key}
+        sampled={report.value_agreement}
+        f={f}
+      />,
+    );
+    expect(screen.getByTestId('value-every-key-na')).toHaveTextContent(
+      'the mining pass did not count every key',
+    );
     expect(screen.getByTestId('value-agreement-table')).toBeInTheDocument();
   });
 });

@@ -36,7 +36,8 @@ const TEXT = '#1b1d21';
 const MUTED = '#5a606b';
 const GRID = '#d6d9de';
 const BASELINE = '#8a8f98';
-const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
+const FONT =
+  "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
 const TITLE_SIZE = 15;
 
 /** The smallest 1, 2 or 5 × 10^k at least ``x`` (x > 0). */
@@ -56,7 +57,10 @@ export function valueScale(highest: number): { top: number; ticks: number[]; dec
   return { top, ticks, decimals: Math.max(0, -Math.floor(Math.log10(step * 100))) };
 }
 
-export function rateOf(row: ReportValueAgreementEveryKeyRow, series: ValueSeries): ReportRate | undefined {
+export function rateOf(
+  row: ReportValueAgreementEveryKeyRow,
+  series: ValueSeries,
+): ReportRate | undefined {
   return row[series.reading][series.variant];
 }
 
@@ -94,7 +98,8 @@ export function ValueAgreementChart({
   const highs = rows.flatMap((row) => series.map((s) => rateOf(row, s)?.high ?? 0));
   const { top, ticks, decimals } = valueScale(Math.max(0, baseline ?? 0, ...highs));
   const plotWidth = Math.max(rows.length, 1) * SLOT;
-  const legendWidth = Math.max(...series.map((s) => textWidth(s.name, 12)), textWidth(baselineLabel, 12)) + 30;
+  const legendWidth =
+    Math.max(...series.map((s) => textWidth(s.name, 12)), textWidth(baselineLabel, 12)) + 30;
   const width = Math.ceil(
     Math.max(
       MARGIN.left + plotWidth + MARGIN.right,
@@ -183,7 +188,12 @@ export function ValueAgreementChart({
             pen = true;
           });
           return (
-            <g key={`${s.reading}/${s.variant}`} className="series" data-reading={s.reading} data-variant={s.variant}>
+            <g
+              key={`${s.reading}/${s.variant}`}
+              className="series"
+              data-reading={s.reading}
+              data-variant={s.variant}
+            >
               <path
                 d={path}
                 fill="none"
@@ -197,7 +207,11 @@ export function ValueAgreementChart({
                 const cx = x(i, si);
                 const label = `${longLayer(row.layer ?? 0)} · ${s.name}: ${describe(r)}`;
                 return (
-                  <g key={row.layer ?? 'all'} className="point-group" data-layer={row.layer ?? 'all'}>
+                  <g
+                    key={row.layer ?? 'all'}
+                    className="point-group"
+                    data-layer={row.layer ?? 'all'}
+                  >
                     <line
                       className="whisker"
                       data-low={r.low}
@@ -209,7 +223,14 @@ export function ValueAgreementChart({
                       stroke={color}
                       strokeWidth={1}
                     />
-                    <line x1={cx - 2} x2={cx + 2} y1={y(r.high)} y2={y(r.high)} stroke={color} strokeWidth={1} />
+                    <line
+                      x1={cx - 2}
+                      x2={cx + 2}
+                      y1={y(r.high)}
+                      y2={y(r.high)}
+                      stroke={color}
+                      strokeWidth={1}
+                    />
                     <circle
                       className="point"
                       data-rate={r.rate}
@@ -228,7 +249,14 @@ export function ValueAgreementChart({
             </g>
           );
         })}
-        <line x1={0} x2={plotWidth} y1={VALUE_PLOT_HEIGHT} y2={VALUE_PLOT_HEIGHT} stroke={TEXT} strokeWidth={1} />
+        <line
+          x1={0}
+          x2={plotWidth}
+          y1={VALUE_PLOT_HEIGHT}
+          y2={VALUE_PLOT_HEIGHT}
+          stroke={TEXT}
+          strokeWidth={1}
+        />
       </g>
       <g className="legend" transform={`translate(${MARGIN.left},${legendTop})`}>
         {series.map((s, i) => (
@@ -257,7 +285,15 @@ export function ValueAgreementChart({
         ))}
         {baseline !== null && (
           <g transform={`translate(0,${series.length * LEGEND_ROW})`}>
-            <line x1={0} x2={22} y1={7} y2={7} stroke={BASELINE} strokeWidth={1.5} strokeDasharray="2 3" />
+            <line
+              x1={0}
+              x2={22}
+              y1={7}
+              y2={7}
+              stroke={BASELINE}
+              strokeWidth={1.5}
+              strokeDasharray="2 3"
+            />
             <text x={30} y={11} fontSize={12} fill={TEXT}>
               {baselineLabel}
             </text>

@@ -60,7 +60,11 @@ export function ValueAgreementSection({
       {everyKey.applicable && everyKey.overall ? (
         <EveryKey block={everyKey} f={f} />
       ) : (
-        <NotApplicable reason={everyKey.reason} detail={everyKey.detail} testId="value-every-key-na" />
+        <NotApplicable
+          reason={everyKey.reason}
+          detail={everyKey.detail}
+          testId="value-every-key-na"
+        />
       )}
       <h3>{t('report.values.sampledHeading')}</h3>
       {sampled.applicable && sampled.overall ? (
@@ -96,7 +100,9 @@ function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Format
           baseline={block.random_baseline}
           title={t('report.values.chartTitle')}
           axisTitle={t('report.values.axis')}
-          baselineLabel={t('report.values.baselineLegend', { baseline: f.small(block.random_baseline) })}
+          baselineLabel={t('report.values.baselineLegend', {
+            baseline: f.small(block.random_baseline),
+          })}
           shortLayer={(layer) => t('report.figure2.layerShort', { layer })}
           longLayer={(layer) => t('report.layer', { layer })}
           describe={rateText}
@@ -125,7 +131,11 @@ function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Format
               <td>{f.count(row.next_unknown)}</td>
               <td>{f.count(row.next_end)}</td>
               {series.map((s) => (
-                <td key={`${s.reading}/${s.variant}`} className="number" data-testid={`every-key-${s.reading}-${s.variant}`}>
+                <td
+                  key={`${s.reading}/${s.variant}`}
+                  className="number"
+                  data-testid={`every-key-${s.reading}-${s.variant}`}
+                >
                   {rateText(rateOf(row, s))}
                 </td>
               ))}

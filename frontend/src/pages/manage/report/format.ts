@@ -12,7 +12,8 @@ export function layerRanges(layers: readonly number[]): string {
       prev = layer;
       continue;
     }
-    if (start !== null && prev !== null) parts.push(start === prev ? String(start) : `${start}–${prev}`);
+    if (start !== null && prev !== null)
+      parts.push(start === prev ? String(start) : `${start}–${prev}`);
     start = layer;
     prev = layer;
   }

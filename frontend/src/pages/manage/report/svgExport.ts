@@ -19,7 +19,10 @@ export function serializeSvg(svg: SVGSVGElement): string {
   clone.setAttributeNS(XMLNS_NS, 'xmlns', SVG_NS);
   clone.setAttributeNS(XMLNS_NS, 'xmlns:xlink', XLINK_NS);
   clone.setAttribute('version', '1.1');
-  const box = clone.getAttribute('viewBox')?.split(/[\s,]+/).map(Number);
+  const box = clone
+    .getAttribute('viewBox')
+    ?.split(/[\s,]+/)
+    .map(Number);
   if (box && box.length === 4) {
     if (!clone.getAttribute('width')) clone.setAttribute('width', String(box[2]));
     if (!clone.getAttribute('height')) clone.setAttribute('height', String(box[3]));
@@ -37,7 +40,11 @@ export function svgSize(svg: SVGSVGElement): { width: number; height: number } {
   const width = Number(svg.getAttribute('width'));
   const height = Number(svg.getAttribute('height'));
   if (width > 0 && height > 0) return { width, height };
-  const box = svg.getAttribute('viewBox')?.split(/[\s,]+/).map(Number) ?? [];
+  const box =
+    svg
+      .getAttribute('viewBox')
+      ?.split(/[\s,]+/)
+      .map(Number) ?? [];
   return { width: box[2] ?? 800, height: box[3] ?? 400 };
 }
 
@@ -90,6 +97,9 @@ export function downloadBlob(blob: Blob, filename: string): void {
 
 /** A file name from a study name: letters, digits, dots, dashes and underscores only. */
 export function safeFileName(name: string): string {
-  const cleaned = name.trim().replace(/[^\p{L}\p{N}._-]+/gu, '-').replace(/^-+|-+$/g, '');
+  const cleaned = name
+    .trim()
+    .replace(/[^\p{L}\p{N}._-]+/gu, '-')
+    .replace(/^-+|-+$/g, '');
   return cleaned || 'study';
 }
