@@ -593,4 +593,39 @@ describe('loading a key', () => {
     ).toBeInTheDocument();
     expect(calls).toBe(2);
   });
+
+  it('backs off while the server stays unavailable', async () => {
+    useFakeClock();
+    let calls = 0;
+    mockApi({
+      'GET /api/keys/10/': () =>
+        ++calls <= 2 ? json(503, { detail: 'unavailable' }) : json(200, makeKey()),
+    });
+    renderApp({ path: PATH, user: alice });
+    await until(() => expect(calls).toBe(1));
+    await advance(1_000);
+    await until(() => expect(calls).toBe(2));
+    await advance(1_999); // the second wait is twice the first
+    expect(calls).toBe(2);
+    await advance(1);
+    expect(
+      await until(() => screen.getByRole('heading', { name: 'Layer 3 · key 42' })),
+    ).toBeInTheDocument();
+    expect(calls).toBe(3);
+  });
+
+  it('does not ask again after a refusal', async () => {
+    useFakeClock();
+    let calls = 0;
+    mockApi({
+      'GET /api/keys/11/': () => {
+        calls += 1;
+        return json(404, { detail: 'Not found.', code: 'not_found' });
+      },
+    });
+    renderApp({ path: '/keys/11', user: alice });
+    await until(() => expect(screen.getByRole('alert')).toBeInTheDocument());
+    await advance(60_000);
+    expect(calls).toBe(1);
+  });
 });

@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { api, isApiError } from '../api/client';
@@ -9,54 +10,65 @@ import type { WriteQueue } from './writeQueue';
 export type KeyLoad =
   { kind: 'loading' } | { kind: 'failed'; message: string } | { kind: 'ready'; detail: KeyDetail };
 
+/** The longest wait between two tries while the server is unavailable. */
+export const MAX_RETRY_DELAY_MS = 10_000;
+
+/** No answer or a 5xx/503 (the database restarting, SQLite busy): worth another try. */
+function unavailable(error: unknown): boolean {
+  return isApiError(error) && (error.status === 0 || error.status >= 500);
+}
+
+export function keyDetailQueryKey(keyId: number) {
+  return ['key', keyId] as const;
+}
+
 /**
- * One key's detail, read once (and again by itself, backing off, while the server is
- * unavailable), and the latest annotation state the server sent for it.
+ * One key's detail, read through TanStack Query: tried again by itself, backing off
+ * (1 s, 2 s, 4 s … up to 10 s), for as long as the server is unavailable, as the write
+ * queue does (DESIGN §9); and the latest annotation state the server sent for it.
  */
 export function useKeyDetail(keyId: number, queue: WriteQueue) {
   const { t } = useTranslation();
-  const [load, setLoad] = useState<KeyLoad>({ kind: 'loading' });
+  const client = useQueryClient();
+  const queryKey = keyDetailQueryKey(keyId);
+  const query = useQuery({
+    queryKey,
+    queryFn: () => api.key(keyId),
+    retry: (_failures, error) => unavailable(error),
+    retryDelay: (failures) => Math.min(MAX_RETRY_DELAY_MS, 1_000 * 2 ** failures),
+    // Read once per visit: the write queue's answers keep the annotation current after
+    // that, and a cached copy from an earlier visit is never shown.
+    gcTime: 0,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+  });
   const [server, setServer] = useState<AnnotationState | null>(null);
-  const [round, setRound] = useState(0);
-  const attempts = useRef(0);
+  const detail = query.data;
 
   useEffect(() => {
-    let cancelled = false;
-    let retryTimer: ReturnType<typeof setTimeout> | null = null;
-    api.key(keyId).then(
-      (detail) => {
-        if (cancelled) return;
-        queue.observe(detail.annotation);
-        setServer(queue.stateOf(keyId) ?? detail.annotation);
-        attempts.current = 0;
-        setLoad({ kind: 'ready', detail });
-      },
-      (error: unknown) => {
-        if (cancelled) return;
-        setLoad({ kind: 'failed', message: errorMessage(error, t) });
-        // No answer or a 5xx/503 (the database restarting, SQLite busy): try again by
-        // itself, backing off, as the write queue does (DESIGN §9).
-        if (isApiError(error) && (error.status === 0 || error.status >= 500)) {
-          const delay = Math.min(10_000, 1_000 * 2 ** attempts.current++);
-          retryTimer = setTimeout(() => setRound((value) => value + 1), delay);
-        }
-      },
-    );
-    return () => {
-      cancelled = true;
-      if (retryTimer) clearTimeout(retryTimer);
-    };
-  }, [keyId, queue, t, round]);
+    if (!detail) return;
+    queue.observe(detail.annotation);
+    setServer(queue.stateOf(keyId) ?? detail.annotation);
+  }, [detail, queue, keyId]);
+
+  // While it retries by itself the page says why it waits; a refusal (403, 404) is final.
+  const failure = query.error ?? query.failureReason;
+  const load: KeyLoad =
+    detail !== undefined && server !== null
+      ? { kind: 'ready', detail }
+      : failure
+        ? { kind: 'failed', message: errorMessage(failure, t) }
+        : { kind: 'loading' };
 
   /** A state the server answered; an older version never replaces a newer one. */
   const adopt = useCallback((state: AnnotationState) => {
     setServer((known) => (known && known.version > state.version ? known : state));
   }, []);
 
+  // Starts over from "loading", with the back-off reset.
   const retry = useCallback(() => {
-    setLoad({ kind: 'loading' });
-    setRound((value) => value + 1);
-  }, []);
+    void client.resetQueries({ queryKey: keyDetailQueryKey(keyId) });
+  }, [client, keyId]);
 
   return { load, server, setServer, adopt, retry };
 }
