@@ -206,3 +206,15 @@ def test_on_a_phone_the_composer_comes_first_and_submit_stays_in_a_bar(page, ali
     # The action bar works: Submit submits (and, with no key left, says so).
     submit(page).click()
     expect(page.get_by_test_id("all-done")).to_be_visible()
+
+
+@pytest.mark.parametrize("size", [PHONE, LAPTOP])
+def test_a_key_opens_at_the_top_with_the_composer_on_screen(page, alice, size):
+    """The prefix list takes focus when the key shows, so that the keys act at once; that
+    must not scroll the page past the composer (on a phone the list starts below it)."""
+    example_key_for(alice)
+    open_at(page, size)
+    expect(page.get_by_test_id("prefix-list")).to_be_focused()
+    assert page.evaluate("window.scrollY") == 0
+    assert_in_viewport(page, composer(page), "composer")
+    assert_in_viewport(page, submit(page), "Submit")

@@ -303,11 +303,12 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   }
 
   // Focus starts in the prefix list, where the keys act (unless the user is elsewhere);
-  // before paint, so that a key pressed as soon as the list shows is not lost.
+  // before paint, so that a key pressed as soon as the list shows is not lost. Without
+  // scrolling: the page opens at its top, with the composer on screen.
   const ready = load.kind === 'ready';
   useLayoutEffect(() => {
     if (ready && (!document.activeElement || document.activeElement === document.body)) {
-      listRef.current?.focus();
+      listRef.current?.focus({ preventScroll: true });
     }
   }, [ready]);
 

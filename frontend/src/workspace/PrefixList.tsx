@@ -1,4 +1,4 @@
-import { forwardRef, useEffect } from 'react';
+import { forwardRef, useEffect, useRef } from 'react';
 import type { Dispatch } from 'react';
 import { useTranslation } from 'react-i18next';
 
@@ -30,8 +30,12 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
   const max = Math.max(0, ...prefixes.map((prefix) => prefix.coefficient));
   const cursorRank = prefixes[selection.cursor]?.rank;
 
+  // The cursor's row is kept on screen as it moves; not when the list first shows, which
+  // would scroll the page past the composer.
+  const shownRank = useRef(cursorRank);
   useEffect(() => {
-    if (cursorRank === undefined) return;
+    if (cursorRank === undefined || cursorRank === shownRank.current) return;
+    shownRank.current = cursorRank;
     const row = document.getElementById(rowId(cursorRank));
     if (row && typeof row.scrollIntoView === 'function') row.scrollIntoView({ block: 'nearest' });
   }, [cursorRank]);
