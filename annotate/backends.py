@@ -10,10 +10,10 @@ from django.contrib.auth.models import Group
 from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
-from .permissions import ANNOTATOR_GROUP, ROLE_ATTRIBUTE
+from .permissions import ANNOTATOR_GROUP, CURATOR_ATTRIBUTE, CURATOR_GROUP, ROLE_ATTRIBUTE
 
 
-def _in_annotator_group() -> RawSQL:
+def _in_group(name: str) -> RawSQL:
     # Raw rather than Exists(Group.objects.filter(user=OuterRef("pk"))): the ORM takes
     # ~1 ms of CPU to resolve that subquery on every request, the raw EXISTS ~0.1 ms
     # (measured; both are one query with the user's row). Standard SQL: PostgreSQL and SQLite.
@@ -23,13 +23,14 @@ def _in_annotator_group() -> RawSQL:
     return RawSQL(
         f"EXISTS (SELECT 1 FROM {links} INNER JOIN {groups} ON {groups}.id = {links}.group_id"
         f" WHERE {links}.user_id = {user_table}.id AND {groups}.name = %s)",
-        (ANNOTATOR_GROUP,),
+        (name,),
         output_field=BooleanField(),
     )
 
 
 class RoleModelBackend(ModelBackend):
-    """``ModelBackend`` whose per-request user lookup also answers "is an annotator?".
+    """``ModelBackend`` whose per-request user lookup also answers "is an annotator?" and
+    "is a curator?".
 
     Every annotator request asks it (``IsAnnotator``); read with the user's row it costs
     no query of its own (DESIGN §8: the annotation API's budget).
@@ -38,7 +39,12 @@ class RoleModelBackend(ModelBackend):
     def get_user(self, user_id: Any) -> Any:
         user = (
             get_user_model()
-            ._default_manager.annotate(**{ROLE_ATTRIBUTE: _in_annotator_group()})
+            ._default_manager.annotate(
+                **{
+                    ROLE_ATTRIBUTE: _in_group(ANNOTATOR_GROUP),
+                    CURATOR_ATTRIBUTE: _in_group(CURATOR_GROUP),
+                }
+            )
             .filter(pk=user_id)
             .first()
         )

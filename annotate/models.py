@@ -47,6 +47,9 @@ class Study(models.Model):
     # annotator sees them or can write to them, and no batch or assignment can be added.
     # An import makes one unless asked to make a live study (DESIGN §6).
     archived = models.BooleanField(default=False)
+    # Share of an annotator's queue slots that serve a check key (a gold key marked as a
+    # check), chosen deterministically per annotator (``annotate.checks``). 0: none.
+    check_rate = models.FloatField(default=0.0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -55,6 +58,12 @@ class Study(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(check_rate__gte=0.0, check_rate__lte=1.0),
+                name="study_check_rate_is_a_share",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -220,6 +229,16 @@ class Annotation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # Seconds the annotator was active on this key (tab visible, input within the last
+    # 60 s), measured by the workspace and sent with the autosave; the server keeps the
+    # largest total it has been sent, so that a retried write cannot count twice.
+    active_seconds = models.FloatField(default=0.0)
+    # The study's guideline version in force when the annotation was last written; null
+    # where the study has no guidelines (or for an import without the field).
+    guideline_version = models.PositiveIntegerField(null=True, blank=True)
+    # Made on a check key served unannounced (``annotate.checks``): it measures the
+    # annotator against gold and is left out of the pooled reports and the progress.
+    is_check = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["key", "annotator"]
@@ -228,6 +247,10 @@ class Annotation(models.Model):
             models.CheckConstraint(
                 condition=models.Q(LessThanOrEqual(Length("note"), NOTE_MAX_LENGTH)),
                 name="annotation_note_max_length",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(active_seconds__gte=0.0),
+                name="annotation_active_seconds_positive",
             ),
         ]
 
@@ -312,3 +335,207 @@ class AnnotationEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} on {self.annotation_id} by {self.actor_id}"
+
+
+class GoldAnnotation(models.Model):
+    """The curated annotation of a key: built by a curator from the annotators' patterns.
+
+    Annotators never see it (DESIGN §4.1). Its patterns follow the same rules as an
+    annotator's (3-prefix rule, prefixes of the key); the labels are derived from them.
+    """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        SUBMITTED = "submitted", "submitted"
+
+    key = models.OneToOneField(Key, on_delete=models.CASCADE, related_name="gold")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    note = models.TextField(blank=True, max_length=NOTE_MAX_LENGTH)
+    version = models.PositiveIntegerField(default=1)
+    # A check key: served unannounced to annotators who have not seen it (``annotate.checks``).
+    is_check = models.BooleanField(default=False)
+    curator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who last wrote it.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["key"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(LessThanOrEqual(Length("note"), NOTE_MAX_LENGTH)),
+                name="gold_note_max_length",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"gold of {self.key}"
+
+
+class GoldPattern(models.Model):
+    """A pattern of a gold annotation; an adopted one remembers where it came from."""
+
+    class Source(models.TextChoices):
+        WRITTEN = "written", "written"
+        ADOPTED = "adopted", "adopted"
+
+    gold = models.ForeignKey(GoldAnnotation, on_delete=models.CASCADE, related_name="patterns")
+    description = models.TextField(max_length=PATTERN_DESCRIPTION_MAX_LENGTH)
+    kind = models.CharField(max_length=16, choices=Pattern.Kind.choices)
+    prefixes = models.ManyToManyField(TriggerPrefix, related_name="gold_patterns")
+    order = models.PositiveIntegerField(default=0)
+    client_id = models.UUIDField(null=True, blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.WRITTEN)
+    # For an adopted pattern: the annotator's pattern it copies (null once that is deleted)
+    # and the annotator, kept even then.
+    source_pattern = models.ForeignKey(
+        Pattern, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source_annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["gold", "order", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["gold", "client_id"], name="gold_pattern_client_id_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["shallow", "semantic", "shallow+semantic"]),
+                name="gold_pattern_kind_known",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(source__in=["written", "adopted"]),
+                name="gold_pattern_source_known",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(
+                    LessThanOrEqual(Length("description"), PATTERN_DESCRIPTION_MAX_LENGTH)
+                ),
+                name="gold_pattern_description_max_length",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gold}: {self.description[:40]}"
+
+
+class CheckServing(models.Model):
+    """A check key served to an annotator: at most once per annotator and key."""
+
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="check_servings"
+    )
+    key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="check_servings")
+    # The assignment the annotator was working through when it was served.
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The annotator's queue slot that drew it (``annotate.checks``).
+    slot = models.PositiveIntegerField(default=0)
+    served_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["served_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "key"], name="check_served_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"check {self.key} → {self.annotator}"
+
+
+GUIDELINE_MAX_LENGTH = 100_000
+
+
+class Guideline(models.Model):
+    """One version of a study's annotation guidelines, in Markdown (rendered without HTML)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="guidelines")
+    version = models.PositiveIntegerField(help_text="From 1; each edit makes a new version.")
+    text = models.TextField(max_length=GUIDELINE_MAX_LENGTH)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "version"], name="guideline_version_unique"),
+            models.CheckConstraint(
+                condition=models.Q(version__gte=1), name="guideline_version_from_one"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} guidelines v{self.version}"
+
+
+class GuidelineAcknowledgement(models.Model):
+    """An annotator has read a version of a study's guidelines."""
+
+    guideline = models.ForeignKey(
+        Guideline, on_delete=models.CASCADE, related_name="acknowledgements"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="guideline_acknowledgements",
+    )
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["guideline", "user"], name="guideline_read_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} read {self.guideline}"
+
+
+class KeyFlag(models.Model):
+    """An annotator's flag on a key (one per annotator and key), shown to curators."""
+
+    class Reason(models.TextChoices):
+        UNCLEAR = "unclear", "unclear"
+        TOKENIZATION = "tokenization", "tokenization problem"
+        OFFENSIVE = "offensive", "offensive content"
+        OTHER = "other", "other"
+
+    key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="flags")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="key_flags"
+    )
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    note = models.TextField(blank=True, max_length=NOTE_MAX_LENGTH)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["key", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["key", "annotator"], name="key_flag_one_per_annotator"),
+            models.CheckConstraint(
+                condition=models.Q(reason__in=["unclear", "tokenization", "offensive", "other"]),
+                name="key_flag_reason_known",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(LessThanOrEqual(Length("note"), NOTE_MAX_LENGTH)),
+                name="key_flag_note_max_length",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reason} on {self.key} by {self.annotator}"

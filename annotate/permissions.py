@@ -1,12 +1,15 @@
-"""Roles: admins are Django staff; annotators belong to the ``annotator`` group."""
+"""Roles: admins are Django staff; annotators belong to the ``annotator`` group; curators
+(who review annotations and build the gold set) are admins or members of ``curator``."""
 
 from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
 ANNOTATOR_GROUP = "annotator"
+CURATOR_GROUP = "curator"
 # Set by ``annotate.backends.RoleModelBackend`` on the request's user, from the same query.
 ROLE_ATTRIBUTE = "in_annotator_group"
+CURATOR_ATTRIBUTE = "in_curator_group"
 
 
 def user_is_annotator(user) -> bool:
@@ -16,6 +19,18 @@ def user_is_annotator(user) -> bool:
     if known is not None:
         return bool(known)
     return user.groups.filter(name=ANNOTATOR_GROUP).exists()
+
+
+def user_is_curator(user) -> bool:
+    """Admins, and active members of the ``curator`` group."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_staff:
+        return True
+    known = getattr(user, CURATOR_ATTRIBUTE, None)
+    if known is not None:
+        return bool(known)
+    return user.groups.filter(name=CURATOR_GROUP).exists()
 
 
 class IsAnnotator(BasePermission):
@@ -30,3 +45,10 @@ class IsAdmin(BasePermission):
 
     def has_permission(self, request, view) -> bool:
         return bool(request.user.is_authenticated and request.user.is_staff)
+
+
+class IsCurator(BasePermission):
+    message = "Only curators can do this."
+
+    def has_permission(self, request, view) -> bool:
+        return user_is_curator(request.user)

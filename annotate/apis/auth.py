@@ -20,7 +20,7 @@ from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 from rest_framework.views import APIView
 
 from ..api_errors import ErrorCode, error_response
-from ..permissions import user_is_annotator
+from ..permissions import user_is_annotator, user_is_curator
 from ..services import PASSWORD_LINK_INVALID, password_link_user, password_set_with_link
 from .common import ApiErrorsMixin, ErrorSerializer, ValidationErrorSerializer
 
@@ -33,10 +33,14 @@ class UserOutputSerializer(serializers.Serializer):
     username = serializers.CharField()
     is_staff = serializers.BooleanField()
     is_annotator = serializers.SerializerMethodField()
+    is_curator = serializers.SerializerMethodField()
     display_name = serializers.SerializerMethodField()
 
     def get_is_annotator(self, obj) -> bool:
         return user_is_annotator(obj)
+
+    def get_is_curator(self, obj) -> bool:
+        return user_is_curator(obj)
 
     def get_display_name(self, obj) -> str:
         return obj.get_full_name() or obj.username

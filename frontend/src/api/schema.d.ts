@@ -1561,6 +1561,7 @@ export interface components {
             username: string;
             is_staff: boolean;
             readonly is_annotator: boolean;
+            readonly is_curator: boolean;
             readonly display_name: string;
         };
         /** @description A 400: a validation error (``code`` "invalid", with ``fields``) or a refused rule. */

@@ -10,6 +10,7 @@ const DAVE: User = {
   username: 'dave',
   is_staff: false,
   is_annotator: true,
+  is_curator: false,
   display_name: 'dave',
 };
 

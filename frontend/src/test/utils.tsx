@@ -11,6 +11,7 @@ export const alice: User = {
   username: 'alice',
   is_staff: false,
   is_annotator: true,
+  is_curator: false,
   display_name: 'alice',
 };
 
@@ -19,6 +20,7 @@ export const carol: User = {
   username: 'carol',
   is_staff: true,
   is_annotator: false,
+  is_curator: true,
   display_name: 'Carol Admin',
 };
 
