@@ -365,10 +365,7 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
         keys,
         records,
         prefix_id,
-        {
-            (ann.key_id, ann.annotator.get_username()): by_annotation[ann.pk]
-            for ann in ann_objs
-        },
+        {(ann.key_id, ann.annotator.get_username()): by_annotation[ann.pk] for ann in ann_objs},
         now,
     )
     result = target.result

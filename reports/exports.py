@@ -1,7 +1,7 @@
 """Export files of a study (DESIGN §6): JSONL (the contract), CSV and Parquet (each a zip
-of two tables: the prefixes' labels, and the annotations' patterns), streamed chunk by
-chunk, and ``export_to_file``, which never leaves a partial file under the
-final name."""
+of two tables: the prefixes' labels, and the annotations' patterns, a key's gold
+annotation among them as rows with ``gold`` true), streamed chunk by chunk, and
+``export_to_file``, which never leaves a partial file under the final name."""
 
 from __future__ import annotations
 
@@ -180,13 +180,14 @@ def export_jsonl(
 
 
 def _label_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
-    """The labels table (``LABEL_COLUMNS``): one row per prefix × annotation; a key no one
-    annotated still gives one row per prefix (annotator, status, label and patterns
-    empty), so that no prefix is lost. ``patterns`` lists the 1-based numbers of the
-    annotation's patterns that cover the prefix (the patterns table's ``pattern``)."""
+    """The labels table (``LABEL_COLUMNS``): one row per prefix × annotation, then the
+    key's gold annotation (``gold`` true); a key no one annotated or curated still gives
+    one row per prefix (annotator, status, label and patterns empty), so that no prefix
+    is lost. ``patterns`` lists the 1-based numbers of the annotation's patterns that
+    cover the prefix (the patterns table's ``pattern``)."""
     for record in chunk:
         key = record["key"]
-        annotations = _annotations_and_gold(record) or [None]
+        annotations: list[dict[str, Any] | None] = [*_annotations_and_gold(record)] or [None]
         for position, prefix in enumerate(record["prefixes"]):
             base = (
                 study_name,

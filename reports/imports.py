@@ -34,8 +34,23 @@ the trigger at the end of the text).
   created), ``submitted_at`` (the same, or null); each pattern's ``created_at`` and
   ``updated_at``.
 
+- ``annotations[j]``: ``active_seconds`` (a finite number, 0 or more),
+  ``guideline_version`` (from 1, or null), ``check`` (true or false: made on a check
+  key; the export keeps such annotations, the reports leave them out); each pattern's
+  ``source``, which for an annotator's pattern can only be "written".
+- ``gold`` (per key): null, or the key's gold annotation, checked as an annotation is
+  (status, patterns by the 3-prefix rule, labels that follow from them, note, version,
+  times) with ``annotator`` its curator's username or null, ``is_check``, and per
+  pattern ``source`` ("written", the default, or "adopted"), ``source_annotator`` and
+  ``source_pattern``: null both for a written pattern; for an adopted one a username or
+  null (any username: an account may annotate no key of the file), and null or the
+  0-based place of the adopted pattern in the ``patterns`` of that annotator's
+  annotation on the same line, which must exist.
+
 A file without them: an empty note, version 1, the time of the import (submitted_at too
-for a submitted annotation).
+for a submitted annotation), no active time, no guideline version, no check
+annotations, no gold. A curator unknown here becomes an inactive member of the curator
+group; a known one must be an admin or in that group (``annotate.imports``).
 
 What the round trip normalises (export(import(x)) equals x up to these): lines come out
 in (layer, index) order, prefixes by rank, annotations by annotator; a pattern's
@@ -194,7 +209,13 @@ _ANNOTATION_ADDITIVE = {
 _PATTERN_ADDITIVE = {"created_at", "updated_at", "source"}
 # The key's gold annotation (additive): an annotation whose annotator is its curator.
 _GOLD_ADDITIVE = {"note", "version", "is_check", "created_at", "updated_at", "submitted_at"}
-_GOLD_PATTERN_ADDITIVE = {"created_at", "updated_at", "source", "source_annotator", "source_pattern"}
+_GOLD_PATTERN_ADDITIVE = {
+    "created_at",
+    "updated_at",
+    "source",
+    "source_annotator",
+    "source_pattern",
+}
 # Study.value_agreement's contract (mining.core.value_agreement, ffkv.value-agreement/v1)
 _COUNTS_FIELDS = {"format", "vocab_size", "variants", "final_norm", "layers"}
 _COUNTS_ROW_FIELDS = {"layer", "n_keys", "next_end", "next_unknown", "next_token", "trigger_token"}
@@ -703,7 +724,9 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
         status = ann["status"]
         if status not in Annotation.Status.values:
             raise _LineError(f"{path}.status", STATUS_UNKNOWN)
-        patterns, kinds = _patterns(ann["patterns"], f"{path}.patterns", seen_ranks, _PATTERN_ADDITIVE)
+        patterns, kinds = _patterns(
+            ann["patterns"], f"{path}.patterns", seen_ranks, _PATTERN_ADDITIVE
+        )
         for q, (pattern, _) in enumerate(patterns):
             if "source" in pattern and pattern["source"] != GoldPattern.Source.WRITTEN:
                 raise _LineError(f"{path}.patterns[{q}].source", SOURCE_NOT_WRITTEN)

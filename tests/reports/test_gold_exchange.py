@@ -93,7 +93,9 @@ def gold_study(hand_study):
         version=3,
         is_check=True,
     )
-    GoldAnnotation.objects.filter(pk=gold_a.pk).update(created_at=T0, updated_at=T2, submitted_at=T2)
+    GoldAnnotation.objects.filter(pk=gold_a.pk).update(
+        created_at=T0, updated_at=T2, submitted_at=T2
+    )
     GoldPattern.objects.filter(gold=gold_a).update(created_at=T0, updated_at=T1)
     gold_for(key_b, curator=None, patterns=[])
     return hand_study
@@ -442,7 +444,11 @@ def _from_pattern_rows(rows: list[dict[str, Any]], text: bool) -> list[dict[str,
         is_gold = value(row, "gold", bool)
         who = value(row, "annotator")
         current = record["gold"] if is_gold else (record["annotations"] or [None])[-1]
-        if current is None or current["annotator"] != who or (not is_gold and "is_check" in current):
+        if (
+            current is None
+            or current["annotator"] != who
+            or (not is_gold and "is_check" in current)
+        ):
             current = {
                 "annotator": who,
                 "status": value(row, "status"),
