@@ -551,3 +551,46 @@ def test_the_parquet_tables_carry_the_gold_and_the_new_fields_typed(gold_study, 
     carl = next(r for r in patterns if r["annotator"] == "carl")
     assert (carl["check"], carl["gold"], carl["guideline_version"]) == (True, False, 2)
     assert isinstance(carl["active_seconds"], float)
+
+
+def test_export_queries_stay_constant_per_chunk_with_gold(db):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import StudyFactory, key_with_prefixes
+
+    curator = in_group(UserFactory(username="cur"), CURATOR_GROUP)
+    counts = []
+    for n_keys in (2, 9):
+        study = StudyFactory()
+        people = [in_group(UserFactory(username=f"q{i}"), ANNOTATOR_GROUP) for i in range(2)]
+        for k in range(n_keys):
+            key = key_with_prefixes(4, study=study, layer=1, index=k)
+            anns = [annotate_key(key, person, [("semantic", [1, 2, 4])]) for person in people]
+            gold_for(
+                key,
+                curator=curator,
+                patterns=[
+                    ("semantic", [1, 2, 4], "adopted", anns[1], 0),
+                    ("shallow", [1, 2, 3], "written", None, None),
+                ],
+            )
+        with CaptureQueriesContext(connection) as ctx:
+            lines = export_lines(study)
+        assert [line["gold"]["patterns"][0]["source_pattern"] for line in lines] == [0] * n_keys
+        counts.append(len(ctx.captured_queries))
+    assert counts == [8, 8]
+
+
+def test_the_import_command_says_how_many_golds_and_new_accounts(gold_study, tmp_path):
+    from django.core.management import call_command
+
+    lines = export_lines(gold_study)
+    for line in lines:
+        line["study"]["name"] = "from the command"
+    lines[1]["gold"]["annotator"] = "newcurator"
+    path = tmp_path / "gold.jsonl"
+    path.write_text(as_text(lines), encoding="utf-8")
+    out = io.StringIO()
+    call_command("import", str(path), stdout=out)
+    assert "5 patterns, 2 gold annotations; new inactive accounts: newcurator" in out.getvalue()
