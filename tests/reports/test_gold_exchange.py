@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotate.models import (
     Annotation,
@@ -28,7 +31,7 @@ from annotate.models import (
 from annotate.permissions import ANNOTATOR_GROUP, CURATOR_GROUP
 from reports.exports import PATTERN_COLUMNS, export_csv, export_jsonl, export_parquet
 from reports.imports import ImportFileError, study_import
-from tests.factories import UserFactory, annotate_key
+from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 from tests.reports.test_export import parquet_tables, unzip
 
 pytestmark = pytest.mark.django_db
@@ -554,11 +557,6 @@ def test_the_parquet_tables_carry_the_gold_and_the_new_fields_typed(gold_study, 
 
 
 def test_export_queries_stay_constant_per_chunk_with_gold(db):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    from tests.factories import StudyFactory, key_with_prefixes
-
     curator = in_group(UserFactory(username="cur"), CURATOR_GROUP)
     counts = []
     for n_keys in (2, 9):
@@ -583,8 +581,6 @@ def test_export_queries_stay_constant_per_chunk_with_gold(db):
 
 
 def test_the_import_command_says_how_many_golds_and_new_accounts(gold_study, tmp_path):
-    from django.core.management import call_command
-
     lines = export_lines(gold_study)
     for line in lines:
         line["study"]["name"] = "from the command"
