@@ -6,7 +6,10 @@ write, so that an import obeys the rules of every other write of annotations: wo
 attached to annotators only (an existing account that is not one is refused, and an
 unknown username becomes an inactive annotator account, ``user_create_annotator``), and
 every imported annotation starts its audit trail with a ``create`` event whose state is
-``annotation_state``'s, as a write through the API would leave it.
+``annotation_state``'s, as a write through the API would leave it. A key's gold
+annotation is attached to a curator only (an unknown username becomes an inactive
+member of the curator group), and an adopted gold pattern to the imported copy of the
+annotator's pattern it came from.
 """
 
 from __future__ import annotations
