@@ -6,7 +6,10 @@ write, so that an import obeys the rules of every other write of annotations: wo
 attached to annotators only (an existing account that is not one is refused, and an
 unknown username becomes an inactive annotator account, ``user_create_annotator``), and
 every imported annotation starts its audit trail with a ``create`` event whose state is
-``annotation_state``'s, as a write through the API would leave it.
+``annotation_state``'s, as a write through the API would leave it. A key's gold
+annotation is attached to a curator only (an unknown username becomes an inactive
+member of the curator group), and an adopted gold pattern to the imported copy of the
+annotator's pattern it came from.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -26,12 +30,14 @@ from .models import (
     Assignment,
     AssignmentKey,
     Batch,
+    GoldAnnotation,
+    GoldPattern,
     Key,
     Pattern,
     Study,
     TriggerPrefix,
 )
-from .permissions import ANNOTATOR_GROUP
+from .permissions import ANNOTATOR_GROUP, CURATOR_GROUP
 from .selectors import PatternView
 from .services import ServiceError, annotation_state, user_create_annotator
 
@@ -58,6 +64,10 @@ ANNOTATOR_REFUSED = (
 )
 WHY_ADMIN = "an admin"
 WHY_NO_ROLE = "no annotator role"
+CURATOR_REFUSED = (
+    "{name!r} is not a curator (no curator role); an import attaches gold annotations to "
+    "curators (admins or members of the curator group) only"
+)
 ASSIGN_NEEDS_LIVE = "Assignments can only be made for a live study (an archived one is read-only)."
 
 
@@ -101,6 +111,8 @@ class ImportResult:
     prefixes: int = 0
     annotations: int = 0
     patterns: int = 0
+    golds: int = 0
+    gold_patterns: int = 0
     assignments: int = 0
     users_created: list[str] = field(default_factory=list)
 
@@ -133,6 +145,27 @@ def _refused_annotators(
         refused.append(
             (line, f"line {line}: {where}: {ANNOTATOR_REFUSED.format(name=name, why=why)}")
         )
+    return [message for _, message in sorted(refused)]
+
+
+def _refused_curators(
+    existing: Mapping[str, Any], first_seen: Mapping[str, tuple[int, str]]
+) -> list[str]:
+    """Errors for the existing accounts named as a gold annotation's curator that are not
+    curators: neither admins nor in the curator group (active or not)."""
+    if not existing:
+        return []
+    curators = set(
+        get_user_model()
+        .objects.filter(pk__in=[user.pk for user in existing.values()], groups__name=CURATOR_GROUP)
+        .values_list("pk", flat=True)
+    )
+    refused = []
+    for name, user in existing.items():
+        if user.is_staff or user.pk in curators:
+            continue
+        line, where = first_seen[name]
+        refused.append((line, f"line {line}: {where}: {CURATOR_REFUSED.format(name=name)}"))
     return [message for _, message in sorted(refused)]
 
 
@@ -250,6 +283,9 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
                     note=a.get("note", ""),
                     version=a.get("version", 1),
                     submitted_at=a.get("submitted_at", now if submitted else None),
+                    active_seconds=a.get("active_seconds", 0.0),
+                    guideline_version=a.get("guideline_version"),
+                    is_check=a.get("check", False),
                 )
             )
             ann_patterns.append(a["patterns"])
@@ -324,11 +360,98 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
             for ann in ann_objs
         ]
     )
+    by_annotation: dict[int, list[Pattern]] = {ann.pk: [] for ann in ann_objs}
+    for obj in pattern_objs:
+        by_annotation[obj.annotation.pk].append(obj)
+    _write_golds(
+        target,
+        keys,
+        records,
+        prefix_id,
+        {(ann.key_id, ann.annotator.get_username()): by_annotation[ann.pk] for ann in ann_objs},
+        now,
+    )
     result = target.result
     result.keys += len(keys)
     result.prefixes += len(prefix_objs)
     result.annotations += len(ann_objs)
     result.patterns += len(pattern_objs)
+
+
+def _write_golds(
+    target: _Target,
+    keys: list[Key],
+    records: list[dict[str, Any]],
+    prefix_id: dict[tuple[int, int], int],
+    patterns_of: dict[tuple[int, str], list[Pattern]],
+    now: Any,
+) -> None:
+    """The chunk's gold annotations and their patterns; an adopted pattern's
+    ``source_pattern`` (a place in its annotator's patterns of the key) becomes that
+    imported pattern."""
+    gold_objs: list[GoldAnnotation] = []
+    specs: list[dict[str, Any]] = []
+    for key, r in zip(keys, records, strict=True):
+        g = r.get("gold")
+        if g is None:
+            continue
+        submitted = g["status"] == GoldAnnotation.Status.SUBMITTED
+        gold_objs.append(
+            GoldAnnotation(
+                key=key,
+                status=g["status"],
+                note=g.get("note", ""),
+                version=g.get("version", 1),
+                is_check=g.get("is_check", False),
+                curator=None if g["annotator"] is None else target.users[g["annotator"]],
+                submitted_at=g.get("submitted_at", now if submitted else None),
+            )
+        )
+        specs.append(g)
+    if not gold_objs:
+        return
+    GoldAnnotation.objects.bulk_create(gold_objs)
+    _keep_times(
+        gold_objs,
+        [{name: g[name] for name in _ANNOTATION_TIMES if name in g} for g in specs],
+        GoldAnnotation,
+    )
+    pattern_objs: list[GoldPattern] = []
+    pattern_specs: list[dict[str, Any]] = []
+    for gold, g in zip(gold_objs, specs, strict=True):
+        for order, p in enumerate(g["patterns"]):
+            by, place = p["source_annotator"], p["source_pattern"]
+            pattern_objs.append(
+                GoldPattern(
+                    gold=gold,
+                    description=p["description"],
+                    kind=p["kind"],
+                    order=order,
+                    source=p["source"],
+                    source_annotator=None if by is None else target.users[by],
+                    source_pattern=(
+                        None if place is None else patterns_of[(gold.key_id, by)][place]
+                    ),
+                )
+            )
+            pattern_specs.append(p)
+    GoldPattern.objects.bulk_create(pattern_objs)
+    _keep_times(
+        pattern_objs,
+        [{name: p[name] for name in _PATTERN_TIMES if name in p} for p in pattern_specs],
+        GoldPattern,
+    )
+    through = GoldPattern.prefixes.through
+    through.objects.bulk_create(
+        [
+            through(goldpattern_id=obj.pk, triggerprefix_id=prefix_id[(obj.gold.key_id, rank)])
+            for obj, spec in zip(pattern_objs, pattern_specs, strict=True)
+            for rank in spec["prefix_ranks"]
+        ],
+        batch_size=5000,
+    )
+    target.result.golds += len(gold_objs)
+    target.result.gold_patterns += len(pattern_objs)
 
 
 @transaction.atomic
@@ -337,6 +460,7 @@ def study_create_imported(
     header: ImportedStudy,
     annotators: Mapping[str, tuple[int, str]],
     records: Iterable[dict[str, Any]],
+    curators: Mapping[str, tuple[int, str]] | None = None,
     created_by: Any = None,
     live: bool = False,
     assign: bool = False,
@@ -353,14 +477,23 @@ def study_create_imported(
     mined one; ``assign`` (only with ``live``) also gives the batch to each annotator for
     the keys they annotated, so that their work is in their queue again.
 
+    ``curators``: the usernames of the gold annotations' curators, as ``annotators``. An
+    existing one must be a curator (an admin or in the curator group, active or not); an
+    unknown one becomes an inactive member of the curator group without a password.
+    A gold pattern's source annotator is in ``annotators``.
+
     Raises ``ImportFileError`` and writes nothing when a username names an account that
     is not an annotator; ``records`` may raise it too (the rollback covers what was
     written before)."""
     User = get_user_model()
-    existing = {u.get_username(): u for u in User.objects.filter(username__in=sorted(annotators))}
+    curators = curators or {}
+    names = sorted(set(annotators) | set(curators))
+    existing = {u.get_username(): u for u in User.objects.filter(username__in=names)}
     if assign and not live:
         raise ImportFileError([ASSIGN_NEEDS_LIVE], code="assign_needs_live")
-    refused = _refused_annotators(existing, annotators)
+    refused = _refused_annotators(
+        {n: u for n, u in existing.items() if n in annotators}, annotators
+    ) + _refused_curators({n: u for n, u in existing.items() if n in curators}, curators)
     if refused:
         raise ImportFileError(refused)
     author = created_by if getattr(created_by, "pk", None) else None
@@ -385,6 +518,17 @@ def study_create_imported(
     for username in sorted(set(annotators) - set(existing)):
         users[username] = user_create_annotator(username=username, password=None, is_active=False)
         result.users_created.append(username)
+    curator_group = None
+    for username in sorted(set(curators) - set(existing)):
+        if username not in users:
+            users[username] = User.objects.create(username=username, is_active=False)
+            users[username].set_unusable_password()
+            users[username].save(update_fields=["password"])
+            result.users_created.append(username)
+        if curator_group is None:
+            curator_group, _ = Group.objects.get_or_create(name=CURATOR_GROUP)
+        users[username].groups.add(curator_group)
+    result.users_created.sort()
     batch = Batch.objects.create(study=study, name=IMPORT_BATCH_NAME, created_by=author)
     target = _Target(
         study=study,
@@ -410,5 +554,14 @@ def study_create_imported(
             chunk = []
     if chunk:
         _write_chunk(target, chunk)
-    analyze(Key, TriggerPrefix, Annotation, Pattern, Pattern.prefixes.through)
+    analyze(
+        Key,
+        TriggerPrefix,
+        Annotation,
+        Pattern,
+        Pattern.prefixes.through,
+        GoldAnnotation,
+        GoldPattern,
+        GoldPattern.prefixes.through,
+    )
     return result

@@ -632,7 +632,8 @@ class ImportApi(ReportsApi):
         annotations = serializers.IntegerField()
         patterns = serializers.IntegerField()
         users_created = serializers.ListField(
-            child=serializers.CharField(), help_text="New inactive annotator accounts."
+            child=serializers.CharField(),
+            help_text="New inactive accounts: annotators, and curators of gold annotations.",
         )
 
     def handle_exception(self, exc: Exception) -> Response:

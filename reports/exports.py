@@ -1,7 +1,7 @@
 """Export files of a study (DESIGN §6): JSONL (the contract), CSV and Parquet (each a zip
-of two tables: the prefixes' labels, and the annotations' patterns), streamed chunk by
-chunk, and ``export_to_file``, which never leaves a partial file under the
-final name."""
+of two tables: the prefixes' labels, and the annotations' patterns, a key's gold
+annotation among them as rows with ``gold`` true), streamed chunk by chunk, and
+``export_to_file``, which never leaves a partial file under the final name."""
 
 from __future__ import annotations
 
@@ -54,10 +54,16 @@ LABEL_COLUMNS = (
     "status",
     "label",
     "patterns",
+    "gold",
+    "check",
 )
 # One row per key × annotator × pattern: the annotation (repeated on each of its
 # patterns' rows) and the pattern. An annotation without patterns has one row, its
-# pattern columns empty, so that its note and times are not lost.
+# pattern columns empty, so that its note and times are not lost. A key's gold
+# annotation comes after its annotators' rows, ``gold`` true (false on every other row),
+# its curator in ``annotator``; ``check`` is the annotation's ``check`` (made on a check
+# key) or the gold's ``is_check`` (the key is a check key). ``source_pattern`` is the
+# ``pattern`` number of the adopted pattern among ``source_annotator``'s rows of the key.
 PATTERN_COLUMNS = (
     "study",
     "layer",
@@ -69,12 +75,19 @@ PATTERN_COLUMNS = (
     "created_at",
     "updated_at",
     "submitted_at",
+    "gold",
+    "check",
+    "active_seconds",
+    "guideline_version",
     "pattern",
     "description",
     "kind",
     "prefix_ranks",
     "pattern_created_at",
     "pattern_updated_at",
+    "source",
+    "source_annotator",
+    "source_pattern",
 )
 TABLE_FILES = {
     "csv": ("labels.csv", "patterns.csv"),
@@ -143,7 +156,12 @@ def export_jsonl(
     ``density``, ``max_coefficient``, ``mean_coefficient``, ``histogram`` and
     ``perturbation``; per prefix ``trigger_token_id``, ``next_token_id``, ``suffix`` and
     ``trigger_start``, ``trigger_end`` (the trigger's character span in ``text``, null
-    where unknown).
+    where unknown); per annotation ``active_seconds``, ``guideline_version`` and
+    ``check`` (made on a check key: kept here, left out of the reports), per pattern
+    ``source`` ("written"); and per key ``gold``: null, or the curated annotation (its
+    curator as ``annotator``, ``is_check``, and per pattern ``source`` "written" or
+    "adopted", ``source_annotator`` and ``source_pattern``, the adopted pattern's
+    0-based place in that annotator's ``patterns`` on this line, null where unknown).
     Each line is ``json.dumps`` of its object; the study's part, the same on every line,
     is serialised once."""
 
@@ -155,19 +173,21 @@ def export_jsonl(
         yield "".join(
             f"{head}{dumps(record['key'])}, "
             f'"prefixes": {dumps(record["prefixes"])}, '
-            f'"annotations": {dumps(record["annotations"])}}}\n'
+            f'"annotations": {dumps(record["annotations"])}, '
+            f'"gold": {dumps(record["gold"])}}}\n'
             for record in chunk
         )
 
 
 def _label_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
-    """The labels table (``LABEL_COLUMNS``): one row per prefix × annotation; a key no one
-    annotated still gives one row per prefix (annotator, status, label and patterns
-    empty), so that no prefix is lost. ``patterns`` lists the 1-based numbers of the
-    annotation's patterns that cover the prefix (the patterns table's ``pattern``)."""
+    """The labels table (``LABEL_COLUMNS``): one row per prefix × annotation, then the
+    key's gold annotation (``gold`` true); a key no one annotated or curated still gives
+    one row per prefix (annotator, status, label and patterns empty), so that no prefix
+    is lost. ``patterns`` lists the 1-based numbers of the annotation's patterns that
+    cover the prefix (the patterns table's ``pattern``)."""
     for record in chunk:
         key = record["key"]
-        annotations = record["annotations"] or [None]
+        annotations: list[dict[str, Any] | None] = [*_annotations_and_gold(record)] or [None]
         for position, prefix in enumerate(record["prefixes"]):
             base = (
                 study_name,
@@ -184,7 +204,7 @@ def _label_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[
             )
             for ann in annotations:
                 if ann is None:
-                    yield (*base, None, None, None, None)
+                    yield (*base, None, None, None, None, None, None)
                     continue
                 covering = [
                     str(n)
@@ -197,7 +217,19 @@ def _label_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[
                     ann["status"],
                     ann["labels"][position],
                     ";".join(covering),
+                    ann is record["gold"],
+                    _check(ann, record),
                 )
+
+
+def _annotations_and_gold(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The key's annotations, then its gold annotation where it has one."""
+    gold = record["gold"]
+    return [*record["annotations"], gold] if gold is not None else record["annotations"]
+
+
+def _check(ann: dict[str, Any], record: dict[str, Any]) -> bool:
+    return bool(ann["is_check"] if ann is record["gold"] else ann["check"])
 
 
 def _pattern_rows(
@@ -207,7 +239,8 @@ def _pattern_rows(
     ranks as the format holds them. Times are the export's ISO 8601 texts."""
     for record in chunk:
         key = record["key"]
-        for ann in record["annotations"]:
+        for ann in _annotations_and_gold(record):
+            is_gold = ann is record["gold"]
             base = (
                 study_name,
                 key["layer"],
@@ -219,10 +252,15 @@ def _pattern_rows(
                 ann["created_at"],
                 ann["updated_at"],
                 ann["submitted_at"],
+                is_gold,
+                _check(ann, record),
+                None if is_gold else ann["active_seconds"],
+                None if is_gold else ann["guideline_version"],
             )
             if not ann["patterns"]:
-                yield (*base, None, None, None, None, None, None)
+                yield (*base, *(None,) * 9)
             for n, pattern in enumerate(ann["patterns"], start=1):
+                source_pattern = pattern.get("source_pattern")
                 yield (
                     *base,
                     n,
@@ -231,6 +269,9 @@ def _pattern_rows(
                     ranks(pattern["prefix_ranks"]),
                     pattern["created_at"],
                     pattern["updated_at"],
+                    pattern["source"],
+                    pattern.get("source_annotator"),
+                    None if source_pattern is None else source_pattern + 1,
                 )
 
 
@@ -331,6 +372,8 @@ def _label_schema() -> Any:
             ("status", pa.string()),
             ("label", pa.string()),
             ("patterns", pa.string()),
+            ("gold", pa.bool_()),
+            ("check", pa.bool_()),
         ]
     )
 
@@ -351,12 +394,19 @@ def _pattern_schema() -> Any:
             ("created_at", time),
             ("updated_at", time),
             ("submitted_at", time),
+            ("gold", pa.bool_()),
+            ("check", pa.bool_()),
+            ("active_seconds", pa.float64()),
+            ("guideline_version", pa.int64()),
             ("pattern", pa.int32()),
             ("description", pa.string()),
             ("kind", pa.string()),
             ("prefix_ranks", pa.list_(pa.int32())),
             ("pattern_created_at", time),
             ("pattern_updated_at", time),
+            ("source", pa.string()),
+            ("source_annotator", pa.string()),
+            ("source_pattern", pa.int32()),
         ]
     )
 

@@ -34,8 +34,23 @@ the trigger at the end of the text).
   created), ``submitted_at`` (the same, or null); each pattern's ``created_at`` and
   ``updated_at``.
 
+- ``annotations[j]``: ``active_seconds`` (a finite number, 0 or more),
+  ``guideline_version`` (from 1, or null), ``check`` (true or false: made on a check
+  key; the export keeps such annotations, the reports leave them out); each pattern's
+  ``source``, which for an annotator's pattern can only be "written".
+- ``gold`` (per key): null, or the key's gold annotation, checked as an annotation is
+  (status, patterns by the 3-prefix rule, labels that follow from them, note, version,
+  times) with ``annotator`` its curator's username or null, ``is_check``, and per
+  pattern ``source`` ("written", the default, or "adopted"), ``source_annotator`` and
+  ``source_pattern``: null both for a written pattern; for an adopted one a username or
+  null (any username: an account may annotate no key of the file), and null or the
+  0-based place of the adopted pattern in the ``patterns`` of that annotator's
+  annotation on the same line, which must exist.
+
 A file without them: an empty note, version 1, the time of the import (submitted_at too
-for a submitted annotation).
+for a submitted annotation), no active time, no guideline version, no check
+annotations, no gold. A curator unknown here becomes an inactive member of the curator
+group; a known one must be an admin or in that group (``annotate.imports``).
 
 What the round trip normalises (export(import(x)) equals x up to these): lines come out
 in (layer, index) order, prefixes by rank, annotations by annotator; a pattern's
@@ -71,7 +86,7 @@ from annotate.imports import (
     study_create_imported,
 )
 from annotate.limits import MAX_DESCRIPTION, MAX_NOTE, MAX_VERSION
-from annotate.models import Annotation, Pattern, Study
+from annotate.models import Annotation, GoldPattern, Pattern, Study
 from annotate.selectors import LABELS, label_for_kinds
 from annotate.services import PATTERN_MIN_PREFIXES
 
@@ -151,6 +166,14 @@ TRIGGER_SPAN_RANGE = "must be a span of text: 0 <= trigger_start < trigger_end <
 NOT_TIME = "must be an ISO 8601 date and time with a UTC offset (2026-12-01T09:30:00+00:00)"
 NOT_TIME_OR_NULL = f"{NOT_TIME} or null"
 UPDATED_BEFORE_CREATED = "must not be before created_at"
+NOT_NEGATIVE_NUMBER = "must be a finite number, 0 or more"
+NOT_INT_OR_NULL = "must be an integer from 1, or null"
+SOURCE_NOT_WRITTEN = "an annotator's pattern must be 'written'"
+SOURCE_UNKNOWN = "must be 'written' or 'adopted'"
+SOURCE_OF_WRITTEN = "only an adopted pattern has a source (must be null)"
+SOURCE_PATTERN_NEEDS_ANNOTATOR = "needs source_annotator, one of this key's annotators"
+SOURCE_ANNOTATOR_NOT_HERE = "{name!r} does not annotate this key (source_pattern names a pattern)"
+SOURCE_PATTERN_OUT_OF_RANGE = "{name!r} has {n} patterns on this key: must be from 0 to {last}"
 
 _STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
 _PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
@@ -173,8 +196,26 @@ _STUDY_HEADER_ADDITIVE = (
 )
 _KEY_ADDITIVE = set(KEY_ADDITIVE)
 _PREFIX_ADDITIVE = {"trigger_token_id", "next_token_id", "suffix", "trigger_start", "trigger_end"}
-_ANNOTATION_ADDITIVE = {"note", "version", "created_at", "updated_at", "submitted_at"}
-_PATTERN_ADDITIVE = {"created_at", "updated_at"}
+_ANNOTATION_ADDITIVE = {
+    "note",
+    "version",
+    "created_at",
+    "updated_at",
+    "submitted_at",
+    "active_seconds",
+    "guideline_version",
+    "check",
+}
+_PATTERN_ADDITIVE = {"created_at", "updated_at", "source"}
+# The key's gold annotation (additive): an annotation whose annotator is its curator.
+_GOLD_ADDITIVE = {"note", "version", "is_check", "created_at", "updated_at", "submitted_at"}
+_GOLD_PATTERN_ADDITIVE = {
+    "created_at",
+    "updated_at",
+    "source",
+    "source_annotator",
+    "source_pattern",
+}
 # Study.value_agreement's contract (mining.core.value_agreement, ffkv.value-agreement/v1)
 _COUNTS_FIELDS = {"format", "vocab_size", "variants", "final_norm", "layers"}
 _COUNTS_ROW_FIELDS = {"layer", "n_keys", "next_end", "next_unknown", "next_token", "trigger_token"}
@@ -472,9 +513,144 @@ def _annotation_additive(ann: dict[str, Any], out: dict[str, Any], path: str) ->
         out["submitted_at"] = None if value is None else _time(value, f"{path}.submitted_at")
 
 
+def _annotation_more(ann: dict[str, Any], out: dict[str, Any], path: str) -> None:
+    """The annotation's additive active time, guideline version and check flag."""
+    if "active_seconds" in ann:
+        seconds = _float(ann["active_seconds"], f"{path}.active_seconds")
+        if seconds < 0:
+            raise _LineError(f"{path}.active_seconds", NOT_NEGATIVE_NUMBER)
+        out["active_seconds"] = seconds
+    if "guideline_version" in ann:
+        value = ann["guideline_version"]
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INT
+        ):
+            raise _LineError(f"{path}.guideline_version", NOT_INT_OR_NULL)
+        out["guideline_version"] = value
+    if "check" in ann:
+        out["check"] = _bool(ann["check"], f"{path}.check")
+
+
+def _username_of(value: Any, path: str) -> str:
+    name = _str(value, path, 150, non_empty=True)
+    try:
+        _username(name)
+    except ValidationError:
+        raise _LineError(path, ANNOTATOR_INVALID) from None
+    return name
+
+
+def _patterns(
+    raw: Any, path: str, seen_ranks: set[int], optional: set[str]
+) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], dict[int, set[str]]]:
+    """An annotation's ``patterns``: each (as the file has it, normalised with its
+    times), and the kinds that cover each rank."""
+    out = []
+    kinds: dict[int, set[str]] = {}
+    for q, raw_pattern in enumerate(_list(raw, path)):
+        ppath = f"{path}[{q}]"
+        pattern = _object(raw_pattern, ppath, {"description", "kind", "prefix_ranks"}, optional)
+        description = _str(
+            pattern["description"], f"{ppath}.description", MAX_DESCRIPTION, non_empty=True
+        ).strip()
+        kind = pattern["kind"]
+        if kind not in Pattern.Kind.values:
+            raise _LineError(f"{ppath}.kind", KIND_UNKNOWN)
+        covered = [
+            _int(r, f"{ppath}.prefix_ranks[{i}]", 1, MAX_INT)
+            for i, r in enumerate(_list(pattern["prefix_ranks"], f"{ppath}.prefix_ranks"))
+        ]
+        if len(set(covered)) != len(covered):
+            raise _LineError(f"{ppath}.prefix_ranks", PATTERN_RANK_REPEATED)
+        unknown = [r for r in covered if r not in seen_ranks]
+        if unknown:
+            raise _LineError(f"{ppath}.prefix_ranks", PATTERN_RANK_UNKNOWN.format(rank=unknown[0]))
+        if len(covered) < PATTERN_MIN_PREFIXES:
+            raise _LineError(f"{ppath}.prefix_ranks", PATTERN_TOO_FEW)
+        for r in covered:
+            kinds.setdefault(r, set()).add(kind)
+        normal = {"description": description, "kind": kind, "prefix_ranks": sorted(covered)}
+        _times(pattern, normal, ppath)
+        out.append((pattern, normal))
+    return out, kinds
+
+
+def _labels(raw: Any, path: str, ranks: list[int], kinds: dict[int, set[str]]) -> None:
+    """An annotation's ``labels``: one per prefix, each what its patterns make it."""
+    labels = _list(raw, path)
+    for i, label in enumerate(labels):
+        if label not in LABELS:
+            raise _LineError(f"{path}[{i}]", LABEL_UNKNOWN.format(label=label))
+    if len(labels) != len(ranks):
+        raise _LineError(path, LABEL_COUNT.format(n=len(ranks), m=len(labels)))
+    for i, (rank, label) in enumerate(zip(ranks, labels, strict=True)):
+        expected = label_for_kinds(kinds.get(rank, ()))
+        if label != expected:
+            raise _LineError(f"{path}[{i}]", LABEL_MISMATCH.format(label=label, expected=expected))
+
+
+def _gold(
+    raw: Any, seen_ranks: set[int], ranks: list[int], annotations: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The line's ``gold``: null, or the key's curated annotation, checked like an
+    annotation; its ``annotator`` is its curator (or null), and each pattern's source is
+    "written" (no source_annotator, no source_pattern) or "adopted" (source_annotator a
+    username or null; source_pattern null or the 0-based place of the adopted pattern in
+    source_annotator's ``patterns`` on this line)."""
+    if raw is None:
+        return None
+    path = "gold"
+    gold = _object(raw, path, {"annotator", "status", "patterns", "labels"}, _GOLD_ADDITIVE)
+    curator = gold["annotator"]
+    out: dict[str, Any] = {
+        "annotator": None if curator is None else _username_of(curator, f"{path}.annotator")
+    }
+    if gold["status"] not in Annotation.Status.values:
+        raise _LineError(f"{path}.status", STATUS_UNKNOWN)
+    out["status"] = gold["status"]
+    patterns, kinds = _patterns(
+        gold["patterns"], f"{path}.patterns", seen_ranks, _GOLD_PATTERN_ADDITIVE
+    )
+    n_patterns = {a["annotator"]: len(a["patterns"]) for a in annotations}
+    for q, (pattern, normal) in enumerate(patterns):
+        ppath = f"{path}.patterns[{q}]"
+        source = pattern.get("source", GoldPattern.Source.WRITTEN)
+        if source not in GoldPattern.Source.values:
+            raise _LineError(f"{ppath}.source", SOURCE_UNKNOWN)
+        by, place = pattern.get("source_annotator"), pattern.get("source_pattern")
+        if source == GoldPattern.Source.WRITTEN:
+            for name in ("source_annotator", "source_pattern"):
+                if pattern.get(name) is not None:
+                    raise _LineError(f"{ppath}.{name}", SOURCE_OF_WRITTEN)
+        if by is not None:
+            by = _username_of(by, f"{ppath}.source_annotator")
+        if place is not None:
+            if isinstance(place, bool) or not isinstance(place, int):
+                raise _LineError(f"{ppath}.source_pattern", NOT_INT)
+            if by is None:
+                raise _LineError(f"{ppath}.source_pattern", SOURCE_PATTERN_NEEDS_ANNOTATOR)
+            if by not in n_patterns:
+                raise _LineError(
+                    f"{ppath}.source_annotator", SOURCE_ANNOTATOR_NOT_HERE.format(name=by)
+                )
+            n = n_patterns[by]
+            if not 0 <= place < n:
+                raise _LineError(
+                    f"{ppath}.source_pattern",
+                    SOURCE_PATTERN_OUT_OF_RANGE.format(name=by, n=n, last=n - 1),
+                )
+        normal.update(source=source, source_annotator=by, source_pattern=place)
+    out["patterns"] = [normal for _, normal in patterns]
+    _labels(gold["labels"], f"{path}.labels", ranks, kinds)
+    _annotation_additive(gold, out, path)
+    if "is_check" in gold:
+        out["is_check"] = _bool(gold["is_check"], f"{path}.is_check")
+    return out
+
+
 def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     """A line's object, checked field by field; returns it normalised."""
-    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"})
+    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"}, {"gold"})
     if obj["schema"] != SCHEMA:
         raise _LineError("schema", SCHEMA_WRONG)
     header = headers.validate(obj["study"])
@@ -541,65 +717,34 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     for a, raw in enumerate(_list(obj["annotations"], "annotations")):
         path = f"annotations[{a}]"
         ann = _object(raw, path, ann_fields, _ANNOTATION_ADDITIVE)
-        name = _str(ann["annotator"], f"{path}.annotator", 150, non_empty=True)
-        try:
-            _username(name)
-        except ValidationError:
-            raise _LineError(f"{path}.annotator", ANNOTATOR_INVALID) from None
+        name = _username_of(ann["annotator"], f"{path}.annotator")
         if name in annotators:
             raise _LineError(f"{path}.annotator", ANNOTATOR_TWICE.format(name=name))
         annotators.add(name)
         status = ann["status"]
         if status not in Annotation.Status.values:
             raise _LineError(f"{path}.status", STATUS_UNKNOWN)
-        patterns = []
-        kinds: dict[int, set[str]] = {}
-        for q, raw_pattern in enumerate(_list(ann["patterns"], f"{path}.patterns")):
-            ppath = f"{path}.patterns[{q}]"
-            pattern = _object(
-                raw_pattern, ppath, {"description", "kind", "prefix_ranks"}, _PATTERN_ADDITIVE
-            )
-            description = _str(
-                pattern["description"], f"{ppath}.description", MAX_DESCRIPTION, non_empty=True
-            ).strip()
-            kind = pattern["kind"]
-            if kind not in Pattern.Kind.values:
-                raise _LineError(f"{ppath}.kind", KIND_UNKNOWN)
-            covered = [
-                _int(r, f"{ppath}.prefix_ranks[{i}]", 1, MAX_INT)
-                for i, r in enumerate(_list(pattern["prefix_ranks"], f"{ppath}.prefix_ranks"))
-            ]
-            if len(set(covered)) != len(covered):
-                raise _LineError(f"{ppath}.prefix_ranks", PATTERN_RANK_REPEATED)
-            unknown = [r for r in covered if r not in seen_ranks]
-            if unknown:
-                raise _LineError(
-                    f"{ppath}.prefix_ranks", PATTERN_RANK_UNKNOWN.format(rank=unknown[0])
-                )
-            if len(covered) < PATTERN_MIN_PREFIXES:
-                raise _LineError(f"{ppath}.prefix_ranks", PATTERN_TOO_FEW)
-            for r in covered:
-                kinds.setdefault(r, set()).add(kind)
-            patterns.append(
-                {"description": description, "kind": kind, "prefix_ranks": sorted(covered)}
-            )
-            _times(pattern, patterns[-1], ppath)
-        labels = _list(ann["labels"], f"{path}.labels")
-        for i, label in enumerate(labels):
-            if label not in LABELS:
-                raise _LineError(f"{path}.labels[{i}]", LABEL_UNKNOWN.format(label=label))
-        if len(labels) != len(ranks):
-            raise _LineError(f"{path}.labels", LABEL_COUNT.format(n=len(ranks), m=len(labels)))
-        for i, (rank, label) in enumerate(zip(ranks, labels, strict=True)):
-            expected = label_for_kinds(kinds.get(rank, ()))
-            if label != expected:
-                raise _LineError(
-                    f"{path}.labels[{i}]", LABEL_MISMATCH.format(label=label, expected=expected)
-                )
-        annotations.append({"annotator": name, "status": status, "patterns": patterns})
+        patterns, kinds = _patterns(
+            ann["patterns"], f"{path}.patterns", seen_ranks, _PATTERN_ADDITIVE
+        )
+        for q, (pattern, _) in enumerate(patterns):
+            if "source" in pattern and pattern["source"] != GoldPattern.Source.WRITTEN:
+                raise _LineError(f"{path}.patterns[{q}].source", SOURCE_NOT_WRITTEN)
+        _labels(ann["labels"], f"{path}.labels", ranks, kinds)
+        annotations.append(
+            {"annotator": name, "status": status, "patterns": [p for _, p in patterns]}
+        )
         _annotation_additive(ann, annotations[-1], path)
+        _annotation_more(ann, annotations[-1], path)
+    gold = _gold(obj.get("gold"), seen_ranks, ranks, annotations)
     annotations.sort(key=lambda x: x["annotator"])
-    return {"study": header, "key": key_out, "prefixes": prefixes, "annotations": annotations}
+    return {
+        "study": header,
+        "key": key_out,
+        "prefixes": prefixes,
+        "annotations": annotations,
+        "gold": gold,
+    }
 
 
 def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
@@ -651,6 +796,8 @@ class _Summary:
     keys: int = 0
     # username -> (line, field) where it first appears
     annotators: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # the same for the curators of gold annotations
+    curators: dict[str, tuple[int, str]] = field(default_factory=dict)
     max_layer: int = 0
     max_index: int = 0
     max_rank: int = 0
@@ -683,6 +830,16 @@ def _validate_file(file: IO[bytes]) -> _Summary:
                     summary.annotators.setdefault(
                         ann["annotator"], (number, f"annotations[{a}].annotator")
                     )
+                gold = record["gold"]
+                if gold is not None:
+                    if gold["annotator"] is not None:
+                        summary.curators.setdefault(gold["annotator"], (number, "gold.annotator"))
+                    for q, pattern in enumerate(gold["patterns"]):
+                        if pattern["source_annotator"] is not None:
+                            summary.annotators.setdefault(
+                                pattern["source_annotator"],
+                                (number, f"gold.patterns[{q}].source_annotator"),
+                            )
                 summary.max_layer = max(summary.max_layer, key[0])
                 summary.max_index = max(summary.max_index, key[1])
                 summary.max_rank = max(summary.max_rank, len(record["prefixes"]))
@@ -748,6 +905,7 @@ def study_import(
             **{name: header[name] for name in _STUDY_HEADER_ADDITIVE if name in header},
         ),
         annotators=summary.annotators,
+        curators=summary.curators,
         records=_validated_records(file),
         created_by=created_by,
         live=live,

@@ -39,7 +39,15 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
-from annotate.models import Annotation, Key, Pattern, Study, TriggerPrefix
+from annotate.models import (
+    Annotation,
+    GoldAnnotation,
+    GoldPattern,
+    Key,
+    Pattern,
+    Study,
+    TriggerPrefix,
+)
 from annotate.selectors import PatternView, prefix_labels
 
 from .models import ExportJob
@@ -69,6 +77,8 @@ EXPORT_PREFIX_FIELDS = (
 # client_id, the browser's token for a retried write, is no data of the annotation).
 EXPORT_ANNOTATION_FIELDS = ("note", "version", "created_at", "updated_at", "submitted_at")
 EXPORT_PATTERN_FIELDS = ("created_at", "updated_at")
+# An annotator's pattern is always written by them (a gold pattern may be adopted).
+PATTERN_SOURCE_WRITTEN = "written"
 
 
 def export_time(value: Any) -> str | None:
@@ -420,13 +430,131 @@ def export_key_count(*, study: Study, layers: Sequence[int] | None = None) -> in
     return _keys(study, layers).count()
 
 
+def _gold_records(
+    ids: list[int],
+    prefixes: dict[int, list[dict[str, Any]]],
+    pattern_place: dict[int, tuple[int, str, int]],
+) -> dict[int, dict[str, Any]]:
+    """The gold annotations of the keys ``ids`` as export objects, by key id: three
+    queries (golds, their patterns, the patterns' ranks). ``pattern_place``: an annotator
+    pattern's id to its key, its annotator and its place in that annotation's exported
+    list (an adopted pattern's ``source_pattern``; null where the source is gone, or is
+    not a pattern of the same key's annotation by ``source_annotator``)."""
+    golds = list(
+        GoldAnnotation.objects.filter(key_id__in=ids)
+        .order_by("key_id")
+        .values_list(
+            "id",
+            "key_id",
+            "curator__username",
+            "status",
+            "note",
+            "version",
+            "is_check",
+            "created_at",
+            "updated_at",
+            "submitted_at",
+        )
+    )
+    key_of = {g[0]: g[1] for g in golds}
+    covered: dict[int, list[int]] = defaultdict(list)
+    for pattern_id, rank in (
+        GoldPattern.prefixes.through.objects.filter(goldpattern__gold__key_id__in=ids)
+        .order_by("goldpattern_id", "triggerprefix__rank")
+        .values_list("goldpattern_id", "triggerprefix__rank")
+    ):
+        covered[pattern_id].append(rank)
+    views: dict[int, list[PatternView]] = defaultdict(list)
+    extras: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for (
+        pattern_id,
+        gold_id,
+        description,
+        kind,
+        order,
+        source,
+        source_pattern_id,
+        source_annotator,
+        created_at,
+        updated_at,
+    ) in (
+        GoldPattern.objects.filter(gold__key_id__in=ids)
+        .order_by("gold_id", "order", "id")
+        .values_list(
+            "id",
+            "gold_id",
+            "description",
+            "kind",
+            "order",
+            "source",
+            "source_pattern_id",
+            "source_annotator__username",
+            "created_at",
+            "updated_at",
+        )
+    ):
+        views[gold_id].append(
+            PatternView(
+                id=pattern_id,
+                description=description,
+                kind=kind,
+                prefix_ranks=covered.get(pattern_id, []),
+                order=order,
+                client_id=None,
+            )
+        )
+        place = pattern_place.get(source_pattern_id) if source_pattern_id is not None else None
+        extras[gold_id].append(
+            {
+                "source": source,
+                "source_annotator": source_annotator,
+                "source_pattern": (
+                    place[2]
+                    if place is not None and place[:2] == (key_of[gold_id], source_annotator)
+                    else None
+                ),
+                "created_at": export_time(created_at),
+                "updated_at": export_time(updated_at),
+            }
+        )
+    out: dict[int, dict[str, Any]] = {}
+    for gold_id, key_id, curator, status, note, version, is_check, *times in golds:
+        gold_views = views.get(gold_id, [])
+        out[key_id] = {
+            "annotator": curator,
+            "status": status,
+            "note": note,
+            "version": version,
+            "is_check": is_check,
+            **{
+                name: export_time(t)
+                for name, t in zip(("created_at", "updated_at", "submitted_at"), times, strict=True)
+            },
+            "patterns": [
+                {
+                    "description": v.description,
+                    "kind": v.kind,
+                    "prefix_ranks": v.prefix_ranks,
+                    **extra,
+                }
+                for v, extra in zip(gold_views, extras[gold_id], strict=True)
+            ],
+            "labels": prefix_labels(
+                ranks=[p["rank"] for p in prefixes[key_id]], patterns=gold_views
+            ),
+        }
+    return out
+
+
 def export_chunks(
     *, study: Study, layers: Sequence[int] | None = None, chunk_size: int = EXPORT_CHUNK
 ) -> Iterator[list[dict[str, Any]]]:
     """The study's keys in (layer, index) order as export records, ``chunk_size`` keys
-    at a time: five queries per chunk (keys, prefixes, annotations, patterns, covered
-    ranks), and only one chunk in memory. Keys are paged by (layer, index), not by
-    offset, so a page costs the same at the end of a large study as at its start."""
+    at a time: eight queries per chunk (keys, prefixes, annotations, patterns, covered
+    ranks; golds, their patterns and ranks), and only one chunk in memory. Keys are
+    paged by (layer, index), not by offset, so a page costs the same at the end of a
+    large study as at its start. Check annotations (``is_check``) are exported like the
+    others, with ``check`` true (the reports leave them out)."""
     last: tuple[int, int] | None = None
     while True:
         keys = _keys(study, layers)
@@ -480,8 +608,18 @@ def export_chunks(
         annotations = list(
             Annotation.objects.filter(key_id__in=ids)
             .order_by("key_id", "annotator__username")
-            .values_list("id", "key_id", "annotator__username", "status", *EXPORT_ANNOTATION_FIELDS)
+            .values_list(
+                "id",
+                "key_id",
+                "annotator__username",
+                "status",
+                "active_seconds",
+                "guideline_version",
+                "is_check",
+                *EXPORT_ANNOTATION_FIELDS,
+            )
         )
+        owner_of = {a[0]: (a[1], a[2]) for a in annotations}
         covered: dict[int, list[int]] = defaultdict(list)
         for pattern_id, rank in (
             Pattern.prefixes.through.objects.filter(pattern__annotation__key_id__in=ids)
@@ -491,6 +629,8 @@ def export_chunks(
             covered[pattern_id].append(rank)
         patterns: dict[int, list[PatternView]] = defaultdict(list)
         pattern_times: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        # An annotator's pattern: its annotator and its place in the exported list.
+        pattern_place: dict[int, tuple[int, str, int]] = {}
         for pattern_id, annotation_id, description, kind, order, *times in (
             Pattern.objects.filter(annotation__key_id__in=ids)
             .order_by("annotation_id", "order", "id")
@@ -498,6 +638,7 @@ def export_chunks(
                 "id", "annotation_id", "description", "kind", "order", *EXPORT_PATTERN_FIELDS
             )
         ):
+            pattern_place[pattern_id] = (*owner_of[annotation_id], len(patterns[annotation_id]))
             patterns[annotation_id].append(
                 PatternView(
                     id=pattern_id,
@@ -509,10 +650,28 @@ def export_chunks(
                 )
             )
             pattern_times[annotation_id].append(
-                {name: export_time(t) for name, t in zip(EXPORT_PATTERN_FIELDS, times, strict=True)}
+                {
+                    **{
+                        name: export_time(t)
+                        for name, t in zip(EXPORT_PATTERN_FIELDS, times, strict=True)
+                    },
+                    "source": PATTERN_SOURCE_WRITTEN,
+                }
             )
+        golds = _gold_records(ids, prefixes, pattern_place)
         by_key: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for annotation_id, key_id, username, status, note, version, *times in annotations:
+        for (
+            annotation_id,
+            key_id,
+            username,
+            status,
+            active_seconds,
+            guideline_version,
+            is_check,
+            note,
+            version,
+            *times,
+        ) in annotations:
             ranks = [p["rank"] for p in prefixes[key_id]]
             views = patterns.get(annotation_id, [])
             by_key[key_id].append(
@@ -525,6 +684,9 @@ def export_chunks(
                         name: export_time(t)
                         for name, t in zip(EXPORT_ANNOTATION_FIELDS[2:], times, strict=True)
                     },
+                    "active_seconds": active_seconds,
+                    "guideline_version": guideline_version,
+                    "check": is_check,
                     "patterns": [
                         {
                             "description": v.description,
@@ -547,6 +709,7 @@ def export_chunks(
                 },
                 "prefixes": prefixes[key_id],
                 "annotations": by_key[key_id],
+                "gold": golds.get(key_id),
             }
             for key_id, layer, index, value_top_tokens, *additive in rows
         ]

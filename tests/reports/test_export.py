@@ -67,7 +67,8 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
     lines = jsonl_lines(dated_study)
     assert len(lines) == 2
     first = lines[0]
-    assert list(first) == ["schema", "study", "key", "prefixes", "annotations"]
+    assert list(first) == ["schema", "study", "key", "prefixes", "annotations", "gold"]
+    assert first["gold"] is None  # additive (DESIGN §6): the key's gold annotation
     assert first["schema"] == "ffkv.annotations/v1"
     # The contract's fields, then the additive ones (DESIGN §6; see test_roundtrip_mined).
     assert first["study"] == {
@@ -124,6 +125,9 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
         "created_at": "2026-11-30T09:30:00.123456+00:00",
         "updated_at": "2026-11-30T10:05:00+00:00",
         "submitted_at": "2026-11-30T10:05:00+00:00",
+        "active_seconds": 0.0,
+        "guideline_version": None,
+        "check": False,
         "patterns": [
             {
                 "description": alice["patterns"][0]["description"],
@@ -131,6 +135,7 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
                 "prefix_ranks": [1, 2, 3],
                 "created_at": "2026-11-30T09:30:00.123456+00:00",
                 "updated_at": "2026-11-30T10:00:00+00:00",
+                "source": "written",
             },
             {
                 "description": alice["patterns"][1]["description"],
@@ -138,6 +143,7 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
                 "prefix_ranks": [3, 4, 5],
                 "created_at": "2026-11-30T09:30:00.123456+00:00",
                 "updated_at": "2026-11-30T10:00:00+00:00",
+                "source": "written",
             },
         ],
         "labels": ["shallow", "shallow", "shallow+semantic", "semantic", "semantic"],
@@ -314,12 +320,13 @@ def test_export_queries_grow_with_chunks_not_keys(db):
             lines = jsonl_lines(study, chunk_size=100)
         assert len(lines) == n_keys
         counts.append(len(ctx.captured_queries))
-    assert counts[0] == counts[1] == 5
+    assert counts[0] == counts[1] == 8
     study = _study(10)
     with CaptureQueriesContext(connection) as ctx:
         lines = jsonl_lines(study, chunk_size=4)
-    # Chunks of 4, 4, 2: five queries each, in (layer, index) order across chunks.
-    assert len(ctx.captured_queries) == 15
+    # Chunks of 4, 4, 2: eight queries each (five for the keys, their prefixes and
+    # annotations, three for the gold), in (layer, index) order across chunks.
+    assert len(ctx.captured_queries) == 24
     assert [(x["key"]["layer"], x["key"]["index"]) for x in lines] == sorted(
         (1 + k % 2, k) for k in range(10)
     )

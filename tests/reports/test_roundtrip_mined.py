@@ -13,10 +13,21 @@ import json
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from annotate import services
-from annotate.models import Annotation, Key, Pattern, Study, TriggerPrefix
+from annotate.models import (
+    Annotation,
+    GoldAnnotation,
+    GoldPattern,
+    Key,
+    Pattern,
+    Study,
+    TriggerPrefix,
+)
+from annotate.permissions import CURATOR_GROUP
 from reports.exports import export_jsonl
 from reports.imports import ImportFileError, study_import
 from reports.report import report_build
@@ -24,6 +35,7 @@ from reports.selectors import ReportFilter
 
 # The tiny GPT-2 saved to disk and a corpus of 200 sentences (tests/mining/conftest.py).
 from tests.mining.conftest import tiny_corpus, tiny_gpt2_dir  # noqa: F401
+from tests.reports.test_gold_exchange import study_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -82,6 +94,58 @@ def _annotate(study: Study) -> None:
             services.annotation_submit(
                 annotation=annotation, actor=user, version=annotation.version
             )
+    _time_checks_and_gold(keys)
+
+
+def _time_checks_and_gold(keys: list[Key]) -> None:
+    """Issue 13's columns: active time and guideline versions on the annotations, a
+    check annotation (cleo's, on the first key), and gold on the first two keys: one
+    submitted check key by cora with a pattern adopted from ann, a written one and one
+    adopted from ben whose source pattern is gone; one draft gold without a curator."""
+    for n, annotation in enumerate(Annotation.objects.filter(key__in=keys).order_by("id")):
+        Annotation.objects.filter(pk=annotation.pk).update(
+            active_seconds=12.5 * n, guideline_version=None if n % 3 == 0 else 1 + n % 2
+        )
+    first, second = keys[0], keys[1]
+    prefixes = list(first.prefixes.order_by("rank"))
+    cleo = services.user_create_annotator(username="cleo", password=None)
+    check = Annotation.objects.create(key=first, annotator=cleo, status="submitted", is_check=True)
+    pattern = Pattern.objects.create(annotation=check, description="check", kind="semantic")
+    pattern.prefixes.set(prefixes[:3])
+    cora = get_user_model().objects.create(username="cora")
+    cora.groups.add(Group.objects.get_or_create(name=CURATOR_GROUP)[0])
+    gold = GoldAnnotation.objects.create(
+        key=first, curator=cora, status="submitted", note="curated", version=4, is_check=True
+    )
+    GoldAnnotation.objects.filter(pk=gold.pk).update(submitted_at=gold.updated_at)
+    ann_patterns = list(
+        Pattern.objects.filter(annotation__key=first, annotation__annotator__username="ann")
+    )
+    ben = get_user_model().objects.get(username="ben")
+    for order, (kind, covered, source, source_pattern, by) in enumerate(
+        [
+            (
+                "semantic",
+                prefixes[-3:],
+                "adopted",
+                ann_patterns[-1],
+                ann_patterns[-1].annotation.annotator,
+            ),
+            ("shallow", prefixes[:3], "written", None, None),
+            ("shallow+semantic", prefixes[1:4], "adopted", None, ben),
+        ]
+    ):
+        gold_pattern = GoldPattern.objects.create(
+            gold=gold,
+            description=f"gold {order}",
+            kind=kind,
+            order=order,
+            source=source,
+            source_pattern=source_pattern,
+            source_annotator=by,
+        )
+        gold_pattern.prefixes.set(covered)
+    GoldAnnotation.objects.create(key=second, status="draft")
 
 
 @pytest.fixture
@@ -121,7 +185,7 @@ def test_a_mined_study_exported_and_imported_gives_the_same_report(mined_study):
     lines = export_lines(mined_study)
     result = study_import(file=as_file(lines), study_name="tiny restored")
     restored = result.study
-    assert (result.keys, result.annotations) == (4, 8)
+    assert (result.keys, result.annotations, result.golds) == (4, 9, 2)
 
     for flt in (ReportFilter(), ReportFilter(submitted_only=False), ReportFilter(layers=(2,))):
         before = report_build(study=mined_study, flt=flt, replicates=50)
@@ -195,7 +259,19 @@ def test_a_mined_study_exported_and_imported_gives_the_same_report(mined_study):
     assert copy == original
     assert sum(bool(row["note"]) for row in original) == 4
     assert {row["version"] for row in original} > {1}
-    assert sum(len(row["patterns"]) for row in original) == 10
+    assert sum(len(row["patterns"]) for row in original) == 11
+    # Issue 13: the active time, guideline versions and check flag (above), and every
+    # column of the gold annotations and their patterns, an adopted one's source pattern
+    # the imported copy of ann's pattern.
+    assert {row["is_check"] for row in original} == {True, False}
+    assert len({row["active_seconds"] for row in original}) == 8  # cleo: 0.0 as ann's first
+    assert {row["guideline_version"] for row in original} == {None, 1, 2}
+    gold_before, gold_after = study_rows(mined_study), study_rows(restored)
+    assert gold_after == gold_before
+    sources = [p["source_pattern"] for p in gold_before["golds"][0]["patterns"]]
+    assert sources[0] is not None and sources[0][2] == "ann"
+    assert sources[1:] == [None, None]
+    assert [g["is_check"] for g in gold_before["golds"]] == [True, False]
 
 
 # What an annotation and a pattern hold that is not data of the study: their ids, and

@@ -1501,7 +1501,7 @@ export interface components {
             prefixes: number;
             annotations: number;
             patterns: number;
-            /** @description New inactive annotator accounts. */
+            /** @description New inactive accounts: annotators, and curators of gold annotations. */
             users_created: string[];
         };
         StudyLayer: {
