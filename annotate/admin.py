@@ -149,10 +149,20 @@ class AnnotationEventAdmin(ReadOnlyAdmin):
     raw_id_fields = ["annotation", "actor"]
 
 
+GOLD_PATTERN_FIELDS = (
+    "order",
+    "kind",
+    "description",
+    "source",
+    "source_annotator",
+    "source_pattern",
+)
+
+
 class GoldPatternInline(admin.TabularInline):
     model = GoldPattern
-    fields = ["order", "kind", "description", "source", "source_annotator", "source_pattern"]
-    readonly_fields = fields
+    fields = GOLD_PATTERN_FIELDS
+    readonly_fields = GOLD_PATTERN_FIELDS
     extra = 0
     can_delete = False
     show_change_link = False

@@ -14,7 +14,7 @@ from django.contrib.auth.models import Group
 from annotate.models import Annotation, GoldAnnotation, GoldPattern, KeyFlag, Study
 from annotate.permissions import CURATOR_GROUP
 from tests.conftest import client_for
-from tests.factories import UserFactory, annotate_key, assigned_batch
+from tests.factories import AssignmentFactory, UserFactory, annotate_key, assigned_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def _queue(client, study, **params):
 
 
 def test_a_key_is_ready_when_every_assigned_annotator_has_submitted(alice, bob, curator):
-    batch, (both, only_alice, drafted, nobody) = assigned_batch([alice, bob], n_keys=4)
+    batch, (both, only_alice, drafted, _nobody) = assigned_batch([alice, bob], n_keys=4)
     annotate_key(both, alice, [("shallow", [1, 2, 3])])
     annotate_key(both, bob, [("shallow", [1, 2, 3])])
     annotate_key(only_alice, alice)  # bob, assigned too, has not submitted
@@ -144,9 +144,7 @@ def test_bad_filters_are_a_400_with_the_field(alice, curator, params, field):
 def test_a_batch_of_another_study_is_a_400(alice, curator):
     batch, _ = assigned_batch([alice])
     elsewhere, _ = assigned_batch([alice])
-    response = curator.get(
-        f"/api/review/studies/{batch.study.pk}/queue/", {"batch": elsewhere.pk}
-    )
+    response = curator.get(f"/api/review/studies/{batch.study.pk}/queue/", {"batch": elsewhere.pk})
     assert response.status_code == 400
     assert "batch" in response.json()["fields"]
 
@@ -176,7 +174,7 @@ def test_the_queue_costs_the_same_queries_whatever_its_size(
     url = f"/api/review/studies/{batch.study.pk}/queue/"
     with django_assert_max_num_queries(12) as small:
         assert len(curator.get(url).json()["results"]) == 2
-    many, more = assigned_batch([alice, bob], n_keys=30, study=batch.study)
+    _many, more = assigned_batch([alice, bob], n_keys=30, study=batch.study)
     for key in more:
         annotate_key(key, alice, [("shallow", [1, 2, 3])])
         annotate_key(key, bob, [("shallow+semantic", [1, 5, 6])])
@@ -247,7 +245,7 @@ def test_the_key_shows_every_annotators_work_with_labels(alice, bob, curator):
 
 
 def test_neighbours_follow_the_unreviewed_queue(alice, bob, curator):
-    batch, keys = assigned_batch([alice, bob], n_keys=3, n_prefixes=10)
+    _batch, keys = assigned_batch([alice, bob], n_keys=3, n_prefixes=10)
     a, b, c = keys
     for key in keys:
         annotate_key(key, alice, [("shallow", [1, 2, 3])])
@@ -256,6 +254,29 @@ def test_neighbours_follow_the_unreviewed_queue(alice, bob, curator):
     annotate_key(c, bob, [("shallow", [1, 2, 3])])
     neighbours = curator.get(f"/api/review/keys/{b.pk}/").json()["neighbours"]
     assert neighbours == {"previous_key_id": a.pk, "next_key_id": c.pk}
+
+
+def test_a_key_costs_the_same_queries_whatever_its_work(
+    alice, bob, curator, django_assert_max_num_queries
+):
+    _, (key,) = assigned_batch([alice])
+    annotate_key(key, alice, [("shallow", [1, 2, 3])])
+    url = f"/api/review/keys/{key.pk}/"
+    with django_assert_max_num_queries(20) as few:
+        assert curator.get(url).status_code == 200
+    n_few = len(few)  # now: each request below resets the connection's query log
+    for n in range(4):
+        user = UserFactory(username=f"extra{n}")
+        AssignmentFactory(batch=key.batches.get(), annotator=user, keys=[key])
+        annotate_key(key, user, [("semantic", [1, 2, 3]), ("shallow", [4, 5, 6])])
+        KeyFlag.objects.create(key=key, annotator=user, reason="other")
+    source = key.annotations.first().patterns.first()
+    for n in range(3):
+        _add(curator, key, n, source_pattern_id=source.pk)
+    with django_assert_max_num_queries(n_few + 2):  # + the gold and its patterns
+        data = curator.get(url).json()
+    assert len(data["annotations"]) == 5
+    assert len(data["gold"]["patterns"]) == 3
 
 
 def test_a_key_of_no_study_is_404(curator):
@@ -330,7 +351,7 @@ def test_adoption_remembers_its_source_and_keeps_it_after_an_edit(alice, bob, cu
 
 def test_adopting_a_pattern_of_another_key_or_a_check_is_a_400(alice, bob, curator):
     key, _ = _key_for_gold(alice, bob)
-    other, foreign = _key_for_gold(alice, bob)
+    _other, foreign = _key_for_gold(alice, bob)
     response = _add(curator, key, 0, source_pattern_id=foreign.pk)
     assert response.status_code == 400
     assert "source_pattern_id" in response.json()["fields"]
@@ -469,4 +490,3 @@ def test_a_check_rate_outside_0_1_is_a_400(carol, rate):
     )
     assert response.status_code == 400
     assert "check_rate" in response.json()["fields"]
-
