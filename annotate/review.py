@@ -557,4 +557,8 @@ def source_pattern_for_key(*, key: Key, pattern_id: int) -> Pattern | None:
 
 
 def gold_pattern_get(*, key: Key, pattern_id: int) -> GoldPattern | None:
-    return GoldPattern.objects.filter(pk=pattern_id, gold__key_id=key.pk).first()
+    return (
+        GoldPattern.objects.filter(pk=pattern_id, gold__key_id=key.pk)
+        .select_related("gold")
+        .first()
+    )
