@@ -490,3 +490,17 @@ def test_a_check_rate_outside_0_1_is_a_400(carol, rate):
     )
     assert response.status_code == 400
     assert "check_rate" in response.json()["fields"]
+
+
+def test_an_edit_keeps_the_three_prefix_rule_and_a_stale_delete_is_a_409(alice, bob, curator):
+    key, _ = _key_for_gold(alice, bob)
+    gold = _add(curator, key, 0).json()
+    url = f"/api/review/keys/{key.pk}/gold/patterns/{gold['patterns'][0]['id']}/"
+    response = curator.patch(url, {"version": 1, "prefix_ranks": [1, 2]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["code"] == "pattern_needs_three_prefixes"
+    response = curator.delete(url + "?version=0")
+    assert response.status_code == 409
+    assert response.json()["current"]["version"] == 1
+    assert GoldPattern.objects.get(gold__key=key).prefixes.count() == 3
+    assert GoldAnnotation.objects.get(key=key).version == 1
