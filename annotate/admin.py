@@ -26,7 +26,12 @@ from .models import (
     Assignment,
     AssignmentKey,
     Batch,
+    CheckServing,
+    GoldAnnotation,
+    GoldPattern,
+    Guideline,
     Key,
+    KeyFlag,
     Pattern,
     Study,
     TriggerPrefix,
@@ -142,3 +147,63 @@ class AnnotationEventAdmin(ReadOnlyAdmin):
     list_filter = ["action"]
     list_select_related = ["annotation__key", "annotation__annotator", "actor"]
     raw_id_fields = ["annotation", "actor"]
+
+
+GOLD_PATTERN_FIELDS = (
+    "order",
+    "kind",
+    "description",
+    "source",
+    "source_annotator",
+    "source_pattern",
+)
+
+
+class GoldPatternInline(admin.TabularInline):
+    model = GoldPattern
+    fields = GOLD_PATTERN_FIELDS
+    readonly_fields = GOLD_PATTERN_FIELDS
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(GoldAnnotation)
+class GoldAnnotationAdmin(ReadOnlyAdmin):
+    """Gold is written through ``annotate.gold`` (version checks, the 3-prefix rule)."""
+
+    list_display = ["key", "status", "is_check", "curator", "version", "updated_at"]
+    list_filter = ["status", "is_check"]
+    list_select_related = ["key__study", "curator"]
+    raw_id_fields = ["key", "curator"]
+    inlines = [GoldPatternInline]
+
+
+@admin.register(KeyFlag)
+class KeyFlagAdmin(ReadOnlyAdmin):
+    list_display = ["key", "annotator", "reason", "created_at"]
+    list_filter = ["reason"]
+    list_select_related = ["key__study", "annotator"]
+    raw_id_fields = ["key", "annotator"]
+
+
+@admin.register(Guideline)
+class GuidelineAdmin(ReadOnlyAdmin):
+    """Each edit of a study's guidelines is a new version, made by its own service."""
+
+    list_display = ["study", "version", "created_by", "created_at"]
+    list_select_related = ["study", "created_by"]
+    raw_id_fields = ["study", "created_by"]
+
+
+@admin.register(CheckServing)
+class CheckServingAdmin(ReadOnlyAdmin):
+    list_display = ["key", "annotator", "slot", "served_at"]
+    list_select_related = ["key__study", "annotator"]
+    raw_id_fields = ["annotator", "key", "assignment"]

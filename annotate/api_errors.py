@@ -68,6 +68,7 @@ class ErrorCode(StrEnum):
     # Annotations (409 with ``current``).
     STALE_VERSION = "stale_version"
     ANNOTATION_SUBMITTED = "annotation_submitted"
+    GOLD_SUBMITTED = "gold_submitted"  # a curator's gold annotation (409 with ``current``)
     # Domain rules (400); RULE_VIOLATION for a rule without a code of its own.
     RULE_VIOLATION = "rule_violation"
     NOTE_TOO_LONG = "note_too_long"

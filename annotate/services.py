@@ -14,10 +14,10 @@ from __future__ import annotations
 import random
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -256,12 +256,25 @@ def password_set_with_link(*, uid: str, token: str, password: str) -> Any:
 # --- studies --------------------------------------------------------------------------
 
 
+CHECK_RATE_OUT_OF_RANGE = "The check rate is a share: from 0 to 1."
+
+
 @transaction.atomic
-def study_update(*, study: Study, show_value_tokens: bool | None = None) -> Study:
+def study_update(
+    *, study: Study, show_value_tokens: bool | None = None, check_rate: float | None = None
+) -> Study:
     """The study's settings that an admin may change after mining (the rest is mined)."""
+    fields = []
     if show_value_tokens is not None:
         study.show_value_tokens = show_value_tokens
-        study.save(update_fields=["show_value_tokens"])
+        fields.append("show_value_tokens")
+    if check_rate is not None:
+        if not 0.0 <= check_rate <= 1.0:
+            raise ServiceError(CHECK_RATE_OUT_OF_RANGE)
+        study.check_rate = check_rate
+        fields.append("check_rate")
+    if fields:
+        study.save(update_fields=fields)
     return study
 
 
@@ -704,16 +717,43 @@ def _lock(annotation: Annotation) -> Annotation:
     )
 
 
+class Versioned(Protocol):
+    """A row written under optimistic concurrency: an annotation or a gold annotation."""
+
+    version: int
+    status: str
+
+    def save(self, *, update_fields: Sequence[str]) -> None: ...
+
+
+def check_writable(
+    row: Versioned,
+    version: int,
+    *,
+    stale: Callable[[], Exception],
+    submitted: Callable[[], Exception],
+) -> None:
+    """A write names the version it read (``stale`` otherwise) and a submitted row takes
+    no write but its reopening (``submitted``); both errors carry the row as it is."""
+    if row.version != version:
+        raise stale()
+    if row.status == "submitted":
+        raise submitted()
+
+
+def bump(row: Versioned, *fields: str) -> None:
+    """Save ``fields`` and the next version."""
+    row.version += 1
+    row.save(update_fields=[*fields, "version", "updated_at"])
+
+
 def _check_writable(annotation: Annotation, version: int) -> None:
-    if annotation.version != version:
-        raise StaleVersion(annotation=annotation)
-    if annotation.status == Annotation.Status.SUBMITTED:
-        raise AnnotationSubmitted(annotation=annotation)
-
-
-def _bump(annotation: Annotation, *fields: str) -> None:
-    annotation.version += 1
-    annotation.save(update_fields=[*fields, "version", "updated_at"])
+    check_writable(
+        annotation,
+        version,
+        stale=lambda: StaleVersion(annotation=annotation),
+        submitted=lambda: AnnotationSubmitted(annotation=annotation),
+    )
 
 
 def _key_is_assigned(*, key: Key, annotator: User) -> bool:
@@ -761,16 +801,15 @@ def annotation_save(*, annotation: Annotation, actor: User, note: str, version: 
     patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.note = note
-    _bump(annotation, "note")
+    bump(annotation, "note")
     _record(annotation, actor, AnnotationEvent.Action.SAVE, before, patterns)
     return annotation
 
 
-def _validated_prefixes(
-    annotation: Annotation, prefixes: Sequence[TriggerPrefix]
-) -> list[TriggerPrefix]:
-    """The 3-prefix rule: ≥ 3 distinct prefixes, all of the annotation's own key."""
-    if any(prefix.key_id != annotation.key_id for prefix in prefixes):
+def validated_prefixes(key_id: int, prefixes: Sequence[TriggerPrefix]) -> list[TriggerPrefix]:
+    """The 3-prefix rule: ≥ 3 distinct prefixes, all of the key ``key_id`` (the key of the
+    annotation, or of the gold annotation, that the pattern belongs to)."""
+    if any(prefix.key_id != key_id for prefix in prefixes):
         raise ServiceError(PATTERN_PREFIX_OF_ANOTHER_KEY, code="pattern_prefix_of_another_key")
     if len({prefix.pk for prefix in prefixes}) != len(prefixes):
         raise ServiceError(PATTERN_DUPLICATE_PREFIXES, code="pattern_duplicate_prefixes")
@@ -779,7 +818,7 @@ def _validated_prefixes(
     return list(prefixes)
 
 
-def _validated_description(description: str) -> str:
+def validated_description(description: str) -> str:
     description = description.strip()
     if not description:
         raise ServiceError(PATTERN_NEEDS_DESCRIPTION, code="pattern_needs_description")
@@ -791,7 +830,7 @@ def _validated_description(description: str) -> str:
     return description
 
 
-def _validated_kind(kind: str) -> str:
+def validated_kind(kind: str) -> str:
     if kind not in Pattern.Kind.values:
         raise ServiceError(PATTERN_KIND_UNKNOWN, code="pattern_kind_unknown")
     return kind
@@ -832,9 +871,9 @@ def pattern_create(
             annotation=annotation, pattern=existing, created=False, patterns=patterns
         )
     _check_writable(annotation, version)
-    description = _validated_description(description)
-    kind = _validated_kind(kind)
-    prefixes = _validated_prefixes(annotation, prefixes)
+    description = validated_description(description)
+    kind = validated_kind(kind)
+    prefixes = validated_prefixes(annotation.key_id, prefixes)
     before = annotation_state(annotation=annotation, patterns=patterns)
     pattern = Pattern.objects.create(
         annotation=annotation,
@@ -849,7 +888,7 @@ def pattern_create(
     links.objects.bulk_create(
         [links(pattern_id=pattern.pk, triggerprefix_id=prefix.pk) for prefix in prefixes]
     )
-    _bump(annotation)
+    bump(annotation)
     after = [
         *patterns,
         PatternView(
@@ -883,17 +922,17 @@ def pattern_update(
     fields = []
     changes: dict[str, Any] = {}
     if description is not None:
-        pattern.description = changes["description"] = _validated_description(description)
+        pattern.description = changes["description"] = validated_description(description)
         fields.append("description")
     if kind is not None:
-        pattern.kind = changes["kind"] = _validated_kind(kind)
+        pattern.kind = changes["kind"] = validated_kind(kind)
         fields.append("kind")
     if prefixes is not None:
-        valid = _validated_prefixes(annotation, prefixes)
+        valid = validated_prefixes(annotation.key_id, prefixes)
         pattern.prefixes.set(valid)
         changes["prefix_ranks"] = sorted(prefix.rank for prefix in valid)
     pattern.save(update_fields=[*fields, "updated_at"])
-    _bump(annotation)
+    bump(annotation)
     after = [replace(p, **changes) if p.id == pattern.pk else p for p in patterns]
     _record(annotation, actor, AnnotationEvent.Action.PATTERN_UPDATE, before, after)
     return annotation
@@ -907,7 +946,7 @@ def pattern_delete(*, pattern: Pattern, actor: User, version: int) -> Annotation
     before = annotation_state(annotation=annotation, patterns=patterns)
     deleted_id = pattern.pk
     pattern.delete()
-    _bump(annotation)
+    bump(annotation)
     after = [p for p in patterns if p.id != deleted_id]
     _record(annotation, actor, AnnotationEvent.Action.PATTERN_DELETE, before, after)
     return annotation
@@ -929,7 +968,7 @@ def annotation_submit(*, annotation: Annotation, actor: User, version: int) -> A
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.status = Annotation.Status.SUBMITTED
     annotation.submitted_at = timezone.now()
-    _bump(annotation, "status", "submitted_at")
+    bump(annotation, "status", "submitted_at")
     _record(annotation, actor, AnnotationEvent.Action.SUBMIT, before, patterns)
     return annotation
 
@@ -946,6 +985,6 @@ def annotation_reopen(*, annotation: Annotation, actor: User, version: int) -> A
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.status = Annotation.Status.DRAFT
     annotation.submitted_at = None
-    _bump(annotation, "status", "submitted_at")
+    bump(annotation, "status", "submitted_at")
     _record(annotation, actor, AnnotationEvent.Action.REOPEN, before, patterns)
     return annotation

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .apis import admin, annotator, auth
+from .apis import admin, annotator, auth, review
 
 urlpatterns = [
     path("auth/login/", auth.LoginApi.as_view(), name="auth-login"),
@@ -80,5 +80,34 @@ urlpatterns = [
         "admin/annotators/<int:user_id>/deactivate/",
         admin.AnnotatorDeactivateApi.as_view(),
         name="admin-annotator-deactivate",
+    ),
+    # Curators (admins and the curator group): the review queue and the gold annotations.
+    path("review/studies/", review.ReviewStudyListApi.as_view(), name="review-study-list"),
+    path(
+        "review/studies/<int:study_id>/queue/",
+        review.ReviewQueueApi.as_view(),
+        name="review-queue",
+    ),
+    path("review/keys/<int:key_id>/", review.ReviewKeyDetailApi.as_view(), name="review-key"),
+    path("review/keys/<int:key_id>/gold/", review.GoldApi.as_view(), name="review-gold"),
+    path(
+        "review/keys/<int:key_id>/gold/patterns/",
+        review.GoldPatternCreateApi.as_view(),
+        name="review-gold-pattern-create",
+    ),
+    path(
+        "review/keys/<int:key_id>/gold/patterns/<int:pattern_id>/",
+        review.GoldPatternDetailApi.as_view(),
+        name="review-gold-pattern-detail",
+    ),
+    path(
+        "review/keys/<int:key_id>/gold/submit/",
+        review.GoldSubmitApi.as_view(),
+        name="review-gold-submit",
+    ),
+    path(
+        "review/keys/<int:key_id>/gold/reopen/",
+        review.GoldReopenApi.as_view(),
+        name="review-gold-reopen",
     ),
 ]

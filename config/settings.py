@@ -298,6 +298,8 @@ SPECTACULAR_SETTINGS = {
         "AnnotationStatusEnum": "annotate.models.Annotation.Status",
         "ErrorCodeEnum": "annotate.api_errors.ErrorCode",
         "KeyWorkStatusEnum": "annotate.selectors.KEY_WORK_STATUSES",
+        "KeyFlagReasonEnum": "annotate.models.KeyFlag.Reason",
+        "LabelEnum": "annotate.selectors.LABELS",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",
         "ValueAgreementReasonEnum": "reports.stats.value_agreement.REASONS",
         "ValueAgreementVariantEnum": "reports.stats.value_agreement.VARIANTS",

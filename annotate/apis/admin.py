@@ -102,6 +102,9 @@ class StudyOutputSerializer(serializers.Serializer):
         help_text="Read-only (an import): no annotator sees it; no batch can be added."
     )
     key_count = serializers.IntegerField()
+    check_rate = serializers.FloatField(
+        help_text="Share of an annotator's queue slots that serve a check key (0: none)."
+    )
     created_at = serializers.DateTimeField()
 
 
@@ -158,6 +161,12 @@ class StudyDetailApi(AdminApi):
     @extend_schema_serializer(component_name="StudyUpdate")
     class InputSerializer(serializers.Serializer):
         show_value_tokens = serializers.BooleanField(required=False)
+        check_rate = serializers.FloatField(
+            required=False,
+            min_value=0.0,
+            max_value=1.0,
+            help_text="Share of an annotator's queue slots that serve a check key (0: none).",
+        )
 
     @extend_schema(responses={200: StudyDetailOutputSerializer, **_ADMIN_ERRORS})
     def get(self, request: Request, study_id: int) -> Response:

@@ -77,7 +77,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from annotate.api_errors import ErrorCode
-from annotate.models import Annotation, Assignment
+from annotate.gold import gold_pattern_create
+from annotate.models import Annotation, Assignment, GoldAnnotation, Pattern
 from mining.models import MiningRun
 from reports.models import ExportJob
 from reports.tasks import export_study
@@ -157,6 +158,16 @@ def world(alice, bob, carol, mallory, settings, tmp_path) -> World:
         },
         format="json",
     ).json()
+    # A gold annotation (the curator's) with a pattern adopted from alice's.
+    gold = gold_pattern_create(
+        key=keys[0],
+        actor=carol,
+        version=0,
+        description="curated",
+        kind="semantic",
+        prefixes=list(keys[0].prefixes.order_by("rank")[:3]),
+        source_pattern=Pattern.objects.get(pk=state["patterns"][0]["id"]),
+    )
     queued = ExportJob.objects.create(study=batch.study, format="csv")
     done = ExportJob.objects.create(study=batch.study, format="jsonl")
     export_study(done.pk)
@@ -165,7 +176,7 @@ def world(alice, bob, carol, mallory, settings, tmp_path) -> World:
     return World(
         path={
             "key_id": [key.pk for key in [*keys, *bobs_keys]],
-            "pattern_id": [pattern["id"] for pattern in state["patterns"]],
+            "pattern_id": [pattern["id"] for pattern in state["patterns"]] + [gold.pattern.pk],
             "assignment_id": assignments,
             "study_id": [batch.study.pk],
             "batch_id": [batch.pk, bobs_batch.pk],
@@ -177,6 +188,8 @@ def world(alice, bob, carol, mallory, settings, tmp_path) -> World:
             "annotators": ["alice", "bob,alice", "carol"],
             "layers": ["1", "1,2"],
             "assignment": assignments,
+            "layer": ["1", "2"],
+            "batch": [batch.pk, bobs_batch.pk],
         },
         body={
             "prefix_ranks": [[1, 2, 3], [4, 5, 6, 7], [1, 1, 2], [24, 25, 26]],
@@ -249,11 +262,16 @@ def _aim(case, data, world: World, persona) -> None:
     key_id = (case.path_parameters or {}).get("key_id")
     if persona is None or type(key_id) is not int or not 0 < key_id < 2**63:
         return
-    version = (
-        Annotation.objects.filter(key_id=key_id, annotator=persona)
-        .values_list("version", flat=True)
-        .first()
-    )
+    if "/review/" in case.path:
+        # The gold's version (0 while the key has none), for the curator's writes.
+        gold = GoldAnnotation.objects.filter(key_id=key_id).values_list("version", flat=True)
+        version = gold.first() or 0
+    else:
+        version = (
+            Annotation.objects.filter(key_id=key_id, annotator=persona)
+            .values_list("version", flat=True)
+            .first()
+        )
     if version is None:
         return
     for location in (case.body if isinstance(case.body, dict) else None, case.query):

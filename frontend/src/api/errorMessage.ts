@@ -32,6 +32,7 @@ export const ERROR_CODE_KEYS: Record<ErrorCode, ParseKeys> = {
   password_link_invalid: 'errors.codes.password_link_invalid',
   stale_version: 'errors.codes.stale_version',
   annotation_submitted: 'errors.codes.annotation_submitted',
+  gold_submitted: 'errors.codes.gold_submitted',
   rule_violation: 'errors.codes.rule_violation',
   note_too_long: 'errors.codes.note_too_long',
   pattern_needs_three_prefixes: 'errors.codes.pattern_needs_three_prefixes',

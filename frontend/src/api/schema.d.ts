@@ -564,6 +564,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/review/keys/{key_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The key, its prefixes, every annotator's (non-check) work with its labels, the gold annotation (null: none yet), the annotators' flags, and the keys before and after it in the unreviewed queue. */
+        get: operations["review_keys_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/review/keys/{key_id}/gold/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["review_keys_gold_partial_update"];
+        trace?: never;
+    };
+    "/api/review/keys/{key_id}/gold/patterns/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["review_keys_gold_patterns_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/review/keys/{key_id}/gold/patterns/{pattern_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Delete a gold pattern. The version travels in the query string, as for the annotator's delete. */
+        delete: operations["review_keys_gold_patterns_destroy"];
+        options?: never;
+        head?: never;
+        patch: operations["review_keys_gold_patterns_partial_update"];
+        trace?: never;
+    };
+    "/api/review/keys/{key_id}/gold/reopen/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["review_keys_gold_reopen_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/review/keys/{key_id}/gold/submit/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Save the gold annotation (submitted; zero patterns is allowed). */
+        post: operations["review_keys_gold_submit_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/review/studies/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["review_studies_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/review/studies/{study_id}/queue/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The keys ready for review (or curated, or both), most disagreement first, then by layer and index. */
+        get: operations["review_studies_queue_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/studies/{study_id}/export": {
         parameters: {
             query?: never;
@@ -800,6 +932,7 @@ export interface components {
              *     * `password_link_invalid` - PASSWORD_LINK_INVALID
              *     * `stale_version` - STALE_VERSION
              *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `gold_submitted` - GOLD_SUBMITTED
              *     * `rule_violation` - RULE_VIOLATION
              *     * `note_too_long` - NOTE_TOO_LONG
              *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
@@ -851,6 +984,7 @@ export interface components {
              *     * `password_link_invalid` - PASSWORD_LINK_INVALID
              *     * `stale_version` - STALE_VERSION
              *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `gold_submitted` - GOLD_SUBMITTED
              *     * `rule_violation` - RULE_VIOLATION
              *     * `note_too_long` - NOTE_TOO_LONG
              *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
@@ -891,6 +1025,7 @@ export interface components {
          *     * `password_link_invalid` - PASSWORD_LINK_INVALID
          *     * `stale_version` - STALE_VERSION
          *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+         *     * `gold_submitted` - GOLD_SUBMITTED
          *     * `rule_violation` - RULE_VIOLATION
          *     * `note_too_long` - NOTE_TOO_LONG
          *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
@@ -907,7 +1042,7 @@ export interface components {
          *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live";
+        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live";
         ExportJob: {
             id: number;
             study_id: number;
@@ -947,6 +1082,96 @@ export interface components {
          * @enum {string}
          */
         FormatEnum: "jsonl" | "csv" | "parquet";
+        Gold: {
+            status: components["schemas"]["AnnotationStatusEnum"];
+            version: number;
+            note: string;
+            is_check: boolean;
+            /** @description Who last wrote it. */
+            curator: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            patterns: components["schemas"]["GoldPattern"][];
+            /** @description One per prefix, in rank order. */
+            labels: components["schemas"]["LabelEnum"][];
+        };
+        GoldConflict: {
+            detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `password_link_invalid` - PASSWORD_LINK_INVALID
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `gold_submitted` - GOLD_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             *     * `study_name_taken` - STUDY_NAME_TAKEN
+             *     * `not_jsonl` - NOT_JSONL
+             *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
+            /** @description Null: the key has no gold yet. */
+            current: components["schemas"]["Gold"] | null;
+        };
+        GoldPattern: {
+            id: number;
+            description: string;
+            kind: components["schemas"]["KindEnum"];
+            prefix_ranks: number[];
+            source: components["schemas"]["SourceEnum"];
+            source_annotator: string | null;
+            source_pattern_id: number | null;
+        };
+        GoldPatternCreateRequest: {
+            /** @description The gold's version as read; 0 while the key has no gold. */
+            version: number;
+            /**
+             * Format: uuid
+             * @description Made by the client; a retried create with the same id makes nothing new.
+             */
+            client_id: string;
+            description: string;
+            kind: components["schemas"]["KindEnum"];
+            prefix_ranks: number[];
+            /**
+             * Format: int64
+             * @description Adopt this pattern of an annotator of this key (its source is kept).
+             */
+            source_pattern_id?: number | null;
+        };
+        GoldVersionedActionRequest: {
+            /** @description The gold's version as read; 0 while the key has no gold. */
+            version: number;
+        };
         ImportErrors: {
             /** @description The first error. */
             detail: string;
@@ -975,6 +1200,7 @@ export interface components {
              *     * `password_link_invalid` - PASSWORD_LINK_INVALID
              *     * `stale_version` - STALE_VERSION
              *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `gold_submitted` - GOLD_SUBMITTED
              *     * `rule_violation` - RULE_VIOLATION
              *     * `note_too_long` - NOTE_TOO_LONG
              *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
@@ -1006,6 +1232,14 @@ export interface components {
             prefixes: components["schemas"]["TriggerPrefix"][];
             annotation: components["schemas"]["AnnotationState"];
         };
+        /**
+         * @description * `unclear` - unclear
+         *     * `tokenization` - tokenization problem
+         *     * `offensive` - offensive content
+         *     * `other` - other
+         * @enum {string}
+         */
+        KeyFlagReasonEnum: "unclear" | "tokenization" | "offensive" | "other";
         KeyRefRequest: {
             layer: number;
             index: number;
@@ -1153,6 +1387,20 @@ export interface components {
         PasswordLinkOwner: {
             username: string;
         };
+        PatchedGoldPatternUpdateRequest: {
+            /** @description The gold's version as read; 0 while the key has no gold. */
+            version?: number;
+            description?: string;
+            kind?: components["schemas"]["KindEnum"];
+            prefix_ranks?: number[];
+        };
+        PatchedGoldUpdateRequest: {
+            /** @description The gold's version as read; 0 while the key has no gold. */
+            version?: number;
+            note?: string;
+            /** @description A check key: once submitted, served unannounced to annotators. */
+            is_check?: boolean;
+        };
         PatchedPatternUpdateRequest: {
             description?: string;
             kind?: components["schemas"]["KindEnum"];
@@ -1161,6 +1409,11 @@ export interface components {
         };
         PatchedStudyUpdateRequest: {
             show_value_tokens?: boolean;
+            /**
+             * Format: double
+             * @description Share of an annotator's queue slots that serve a check key (0: none).
+             */
+            check_rate?: number;
         };
         Pattern: {
             id: number;
@@ -1442,6 +1695,130 @@ export interface components {
             /** @description E·norm(v_i); only where the model has a final norm. */
             with_final_norm?: components["schemas"]["ReportRate"];
         };
+        ReviewAnnotation: {
+            id: number;
+            annotator: string;
+            status: components["schemas"]["AnnotationStatusEnum"];
+            note: string;
+            /** Format: date-time */
+            submitted_at: string | null;
+            /** Format: double */
+            active_seconds: number;
+            patterns: components["schemas"]["ReviewPattern"][];
+            /** @description One per prefix, in rank order. */
+            labels: components["schemas"]["LabelEnum"][];
+        };
+        ReviewBatch: {
+            id: number;
+            name: string;
+        };
+        ReviewFlag: {
+            annotator: string;
+            reason: components["schemas"]["KeyFlagReasonEnum"];
+            note: string;
+        };
+        ReviewKey: {
+            id: number;
+            layer: number;
+            index: number;
+            study: components["schemas"]["ReviewStudyRef"];
+            /** Format: double */
+            density: number;
+            /** Format: double */
+            max_coefficient: number;
+            value_top_tokens: components["schemas"]["ReviewValueToken"][];
+        };
+        ReviewKeyDetail: {
+            key: components["schemas"]["ReviewKey"];
+            prefixes: components["schemas"]["ReviewPrefix"][];
+            annotations: components["schemas"]["ReviewAnnotation"][];
+            gold: components["schemas"]["Gold"] | null;
+            flags: components["schemas"]["ReviewKeyFlag"][];
+            neighbours: components["schemas"]["ReviewNeighbours"];
+        };
+        ReviewKeyFlag: {
+            annotator: string;
+            reason: components["schemas"]["KeyFlagReasonEnum"];
+            note: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ReviewNeighbours: {
+            previous_key_id: number | null;
+            next_key_id: number | null;
+        };
+        ReviewPattern: {
+            id: number;
+            description: string;
+            kind: components["schemas"]["KindEnum"];
+            prefix_ranks: number[];
+        };
+        ReviewPrefix: {
+            rank: number;
+            /** Format: double */
+            coefficient: number;
+            text: string;
+            trigger_token: string;
+            next_token: string | null;
+            suffix: string;
+            sentence: string;
+            sentence_index: number;
+            position: number;
+            trigger_start: number | null;
+            trigger_end: number | null;
+        };
+        ReviewQueue: {
+            count: number;
+            offset: number;
+            limit: number;
+            results: components["schemas"]["ReviewQueueItem"][];
+            layers: number[];
+            batches: components["schemas"]["ReviewBatch"][];
+        };
+        ReviewQueueItem: {
+            key_id: number;
+            layer: number;
+            index: number;
+            annotators: string[];
+            /**
+             * Format: double
+             * @description Share of the key's prefixes whose labels differ between annotators.
+             */
+            disagreement: number;
+            /**
+             * Format: double
+             * @description Krippendorff's α (nominal); null where undefined.
+             */
+            alpha: number | null;
+            gold_status: (components["schemas"]["AnnotationStatusEnum"] | components["schemas"]["NullEnum"]) | null;
+            is_check: boolean;
+            flags: components["schemas"]["ReviewFlag"][];
+        };
+        ReviewStudy: {
+            id: number;
+            name: string;
+            archived: boolean;
+            keys: number;
+            /** @description Keys in the review queue. */
+            ready: number;
+            /** @description Keys with submitted gold. */
+            curated: number;
+            /** @description Keys with ≥1 flag. */
+            flagged: number;
+            /** Format: double */
+            check_rate: number;
+        };
+        ReviewStudyRef: {
+            id: number;
+            name: string;
+            archived: boolean;
+            is_causal: boolean;
+        };
+        ReviewValueToken: {
+            token: string;
+            /** Format: double */
+            probability: number;
+        };
         /**
          * @description * `split` - split
          *     * `lines` - lines
@@ -1453,6 +1830,12 @@ export interface components {
             token: string;
             password: string;
         };
+        /**
+         * @description * `written` - written
+         *     * `adopted` - adopted
+         * @enum {string}
+         */
+        SourceEnum: "written" | "adopted";
         StudyDetail: {
             id: number;
             name: string;
@@ -1467,6 +1850,11 @@ export interface components {
             /** @description Read-only (an import): no annotator sees it; no batch can be added. */
             archived: boolean;
             key_count: number;
+            /**
+             * Format: double
+             * @description Share of an annotator's queue slots that serve a check key (0: none).
+             */
+            check_rate: number;
             /** Format: date-time */
             created_at: string;
             layers: components["schemas"]["StudyLayer"][];
@@ -1537,6 +1925,11 @@ export interface components {
             /** @description Read-only (an import): no annotator sees it; no batch can be added. */
             archived: boolean;
             key_count: number;
+            /**
+             * Format: double
+             * @description Share of an annotator's queue slots that serve a check key (0: none).
+             */
+            check_rate: number;
             /** Format: date-time */
             created_at: string;
         };
@@ -1593,6 +1986,7 @@ export interface components {
              *     * `password_link_invalid` - PASSWORD_LINK_INVALID
              *     * `stale_version` - STALE_VERSION
              *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `gold_submitted` - GOLD_SUBMITTED
              *     * `rule_violation` - RULE_VIOLATION
              *     * `note_too_long` - NOTE_TOO_LONG
              *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
@@ -3349,6 +3743,477 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    review_keys_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewKeyDetail"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    review_keys_gold_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedGoldUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Gold"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoldConflict"];
+                };
+            };
+        };
+    };
+    review_keys_gold_patterns_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GoldPatternCreateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Gold"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Gold"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoldConflict"];
+                };
+            };
+        };
+    };
+    review_keys_gold_patterns_destroy: {
+        parameters: {
+            query: {
+                /** @description The gold's version as read. */
+                version: number;
+            };
+            header?: never;
+            path: {
+                key_id: number;
+                pattern_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Gold"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoldConflict"];
+                };
+            };
+        };
+    };
+    review_keys_gold_patterns_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+                pattern_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedGoldPatternUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Gold"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoldConflict"];
+                };
+            };
+        };
+    };
+    review_keys_gold_reopen_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GoldVersionedActionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Gold"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoldConflict"];
+                };
+            };
+        };
+    };
+    review_keys_gold_submit_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GoldVersionedActionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Gold"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoldConflict"];
+                };
+            };
+        };
+    };
+    review_studies_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewStudy"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    review_studies_queue_retrieve: {
+        parameters: {
+            query?: {
+                batch?: number;
+                layer?: number;
+                limit?: number;
+                offset?: number;
+                /**
+                 * @description * `unreviewed` - unreviewed
+                 *     * `curated` - curated
+                 *     * `all` - all
+                 */
+                status?: "unreviewed" | "curated" | "all";
+            };
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewQueue"];
+                };
             };
             400: {
                 headers: {

@@ -10,7 +10,17 @@ from django.contrib.admin.widgets import ForeignKeyRawIdWidget, ManyToManyRawIdW
 from django.contrib.auth import get_user_model
 from django.test import Client, RequestFactory
 
-from annotate.models import Annotation, AnnotationEvent, Key, Pattern, TriggerPrefix
+from annotate.models import (
+    Annotation,
+    AnnotationEvent,
+    CheckServing,
+    GoldAnnotation,
+    Guideline,
+    Key,
+    KeyFlag,
+    Pattern,
+    TriggerPrefix,
+)
 from annotate.services import annotation_get_or_create_for, annotation_save, pattern_create
 from reports.models import ExportJob
 from tests.factories import StudyFactory, assigned_batch
@@ -19,7 +29,15 @@ pytestmark = pytest.mark.django_db
 
 # The apps whose admin screens this project writes (auth's are Django's own).
 PROJECT_APPS = {"annotate", "mining", "reports"}
-READ_ONLY = [Annotation, Pattern, AnnotationEvent]
+READ_ONLY = [
+    Annotation,
+    Pattern,
+    AnnotationEvent,
+    GoldAnnotation,
+    KeyFlag,
+    Guideline,
+    CheckServing,
+]
 MANY_ROWS = 2_000
 # Bytes. With 2,000 rows behind each foreign key the change pages were 104-190 KB, each
 # <select> a few thousand <option>s (4.3 MB on a real study); without them, about 20 KB.
@@ -210,3 +228,29 @@ def test_an_assignment_page_counts_its_keys_and_links_to_their_list(admin_client
     listing = admin_client.get(f"/admin/annotate/assignmentkey/?assignment={assignment.pk}")
     assert listing.status_code == 200
     assert "3 assignment keys" in listing.content.decode()
+
+
+def test_a_gold_annotation_is_shown_with_its_patterns_and_their_source(
+    admin_client, worked_key, carol
+):
+    from annotate.gold import gold_pattern_create
+
+    _, source = worked_key
+    key = source.annotation.key
+    result = gold_pattern_create(
+        key=key,
+        actor=carol,
+        version=0,
+        description="the curated one",
+        kind="semantic",
+        prefixes=list(key.prefixes.order_by("rank")[:3]),
+        source_pattern=source,
+    )
+    page = admin_client.get(f"/admin/annotate/goldannotation/{result.gold.pk}/change/")
+    assert page.status_code == 200
+    assert b"the curated one" in page.content
+    assert b"adopted" in page.content
+    response = admin_client.post(
+        f"/admin/annotate/goldannotation/{result.gold.pk}/change/", {"status": "submitted"}
+    )
+    assert response.status_code == 403
