@@ -21,6 +21,10 @@ import { StudiesPage } from './pages/manage/StudiesPage';
 import { StudyPage } from './pages/manage/StudyPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { SetPasswordPage } from './pages/SetPasswordPage';
+import { AdjudicationPage } from './review/AdjudicationPage';
+import { ReviewLayout } from './review/ReviewLayout';
+import { ReviewQueuePage } from './review/ReviewQueuePage';
+import { ReviewStudiesPage } from './review/ReviewStudiesPage';
 import { QueueProvider } from './workspace/QueueContext';
 
 const MAIN_ID = 'main';
@@ -91,6 +95,18 @@ export function App({
                 <Route path="studies/:studyId/report" element={<ReportPage />} />
                 <Route path="mining" element={<MiningPage />} />
                 <Route path="annotators" element={<AnnotatorsPage />} />
+              </Route>
+              {/* The curator's review: curators who are not staff reach these, not the rest of /manage. */}
+              <Route
+                element={
+                  <RequireAuth>
+                    <ReviewLayout />
+                  </RequireAuth>
+                }
+              >
+                <Route path="/manage/review" element={<ReviewStudiesPage />} />
+                <Route path="/manage/review/keys/:keyId" element={<AdjudicationPage />} />
+                <Route path="/manage/studies/:studyId/review" element={<ReviewQueuePage />} />
               </Route>
               <Route path="*" element={<NotFoundPage />} />
             </Routes>
