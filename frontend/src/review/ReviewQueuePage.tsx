@@ -173,7 +173,7 @@ export function ReviewQueuePage() {
           {t('review.range', {
             from: page.count === 0 ? 0 : page.offset + 1,
             to: last,
-            count: page.count,
+            total: page.count,
           })}
         </span>{' '}
         <button
