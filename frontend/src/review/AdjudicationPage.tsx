@@ -149,7 +149,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     [snapshot.writes, keyId],
   );
   const display = useMemo(() => (server ? applyPending(server, pending) : null), [server, pending]);
-  const goldPatterns = (display?.patterns ?? []) as GoldDisplayPattern[];
+  const goldPatterns = useMemo(() => (display?.patterns ?? []) as GoldDisplayPattern[], [display]);
   const goldLabels = useMemo(() => deriveLabels(ranks, goldPatterns), [ranks, goldPatterns]);
   const submitted = display?.status === 'submitted';
   const goldStatus =
@@ -567,10 +567,10 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             ) : (
               <ul className="pattern-cards">
                 {annotation.patterns.map((pattern) => (
-                  // The card takes focus so that `a` adopts it.
-                  // eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex
                   <li
                     key={pattern.id}
+                    // The card takes focus so that `a` adopts it.
+                    // eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex
                     tabIndex={0}
                     className="pattern-card"
                     data-adopt-id={pattern.id}
