@@ -23,6 +23,7 @@ import { NotFoundPage } from './pages/NotFoundPage';
 import { SetPasswordPage } from './pages/SetPasswordPage';
 import { AdjudicationPage } from './review/AdjudicationPage';
 import { ReviewLayout } from './review/ReviewLayout';
+import { ReviewQueueHost } from './review/reviewQueue';
 import { ReviewQueuePage } from './review/ReviewQueuePage';
 import { ReviewStudiesPage } from './review/ReviewStudiesPage';
 import { QueueProvider } from './workspace/QueueContext';
@@ -53,6 +54,7 @@ export function App({
             {t('app.skipToContent')}
           </a>
           <AppHeader />
+          <ReviewQueueHost />
           <main id={MAIN_ID} tabIndex={-1}>
             <Routes>
               <Route path="/login" element={<LoginPage />} />

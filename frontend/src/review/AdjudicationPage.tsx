@@ -404,6 +404,10 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const { key, annotations, flags, neighbours } = detail;
   const cursorRank = prefixes[selection.cursor]?.rank;
   const describeAction = (action: KeyAction) => t(`review.help.${action}`);
+  // One label column per annotator and one for the gold, the same in the head and the rows.
+  const columns = {
+    gridTemplateColumns: `2rem minmax(0, 1fr) repeat(${annotations.length + 1}, 3.5rem) 1.25rem`,
+  };
   const adoptedIds = new Set(goldPatterns.map((pattern) => pattern.source_pattern_id));
 
   return (
@@ -477,7 +481,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         </section>
       )}
 
-      <div className="review-grid-head" aria-hidden="true">
+      <div className="review-grid-head" aria-hidden="true" style={columns}>
         <span className="rank">#</span>
         <span className="prefix-body">{t('workspace.prefixes')}</span>
         {annotations.map((annotation) => (
@@ -521,6 +525,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
                 index === selection.cursor ? 'cursor' : '',
                 disagree ? 'disagree' : '',
               ].join(' ')}
+              style={columns}
               onMouseDown={(event) => event.shiftKey && event.preventDefault()}
               onClick={(event) => dispatch({ type: 'click', index, shift: event.shiftKey })}
             >

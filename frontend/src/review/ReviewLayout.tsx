@@ -3,7 +3,6 @@ import { NavLink, Outlet } from 'react-router-dom';
 
 import { useAuth } from '../auth/AuthContext';
 import { NotFoundPage } from '../pages/NotFoundPage';
-import { ReviewQueueProvider } from './reviewQueue';
 
 /** Whether this user may review (the server's IsCurator: admins and the curator group). */
 export function canReview(user: { is_staff: boolean; is_curator: boolean } | null): boolean {
@@ -19,16 +18,14 @@ export function ReviewLayout() {
   const { user } = useAuth();
   if (!user || !canReview(user)) return <NotFoundPage />;
   return (
-    <ReviewQueueProvider userId={user.id}>
-      <div className="manage review">
-        <nav aria-label={t('review.navigation')} className="tabs">
-          <NavLink to="/manage/review" end>
-            {t('review.studies')}
-          </NavLink>
-          {user.is_staff && <NavLink to="/manage">{t('manage.studies')}</NavLink>}
-        </nav>
-        <Outlet />
-      </div>
-    </ReviewQueueProvider>
+    <div className="manage review">
+      <nav aria-label={t('review.navigation')} className="tabs">
+        <NavLink to="/manage/review" end>
+          {t('review.studies')}
+        </NavLink>
+        {user.is_staff && <NavLink to="/manage">{t('manage.studies')}</NavLink>}
+      </nav>
+      <Outlet />
+    </div>
   );
 }

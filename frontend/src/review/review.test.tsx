@@ -504,4 +504,25 @@ describe('the adjudication screen', () => {
     await waitFor(() => expect(sent).toEqual([{ version: 0, is_check: true }]));
     expect(screen.getByLabelText(/Check key/)).toBeChecked();
   });
+
+  it('replays gold writes left from an earlier visit, on any page', async () => {
+    window.localStorage.setItem(
+      'ffkv.review-writes.4.closed-tab',
+      JSON.stringify({
+        beat: 0,
+        writes: [{ id: 'w1', keyId: 10, op: { type: 'note', note: 'left over' } }],
+      }),
+    );
+    const sent: Record<string, unknown>[] = [];
+    mockApi({
+      'GET /api/review/studies/': () => json(200, STUDIES),
+      'GET /api/review/keys/10/': () => json(200, makeDetail({ gold: makeGold({ version: 3 }) })),
+      'PATCH /api/review/keys/10/gold/': (init) => {
+        sent.push(bodyOf(init));
+        return json(200, makeGold({ version: 4, note: 'left over' }));
+      },
+    });
+    renderApp({ path: '/manage/review', user: dora });
+    await waitFor(() => expect(sent).toEqual([{ version: 3, note: 'left over' }]));
+  });
 });

@@ -4,10 +4,10 @@
 // storage namespace: the annotator's queue and transport are untouched. The queue
 // speaks in annotation states; a gold is carried in that shape (its extra fields,
 // source and is_check, ride along).
-import { createContext, useContext, useEffect, useState } from 'react';
-import type { ReactNode } from 'react';
+import { useEffect, useSyncExternalStore } from 'react';
 
 import { api, ApiError, isApiError } from '../api/client';
+import { useAuth } from '../auth/AuthContext';
 import type { Gold, GoldPattern } from '../api/review';
 import type { AnnotationState } from '../api/types';
 import { findPattern, WriteQueue } from '../workspace/writeQueue';
@@ -114,18 +114,37 @@ export function reviewQueueNamespace(userId: number): string {
   return `ffkv.review-writes.${userId}`;
 }
 
-const ReviewQueueContext = createContext<WriteQueue | null>(null);
+// The curator's queue lives outside React's tree of providers (the host below sits
+// beside the header), so that App.tsx's tree is left as it is; pages read it with
+// useReviewQueue().
+let current: WriteQueue | null = null;
+const watchers = new Set<() => void>();
 
-/** One gold write queue per curator, while the review screens are open. */
-export function ReviewQueueProvider({ userId, children }: { userId: number; children: ReactNode }) {
-  const [queue, setQueue] = useState<WriteQueue | null>(null);
+function publish(queue: WriteQueue | null) {
+  current = queue;
+  for (const watcher of watchers) watcher();
+}
+
+function subscribe(watcher: () => void): () => void {
+  watchers.add(watcher);
+  return () => watchers.delete(watcher);
+}
+
+/**
+ * One gold write queue per curator (admins included), started as soon as we know who it
+ * is, so that gold writes left from an earlier visit are replayed whatever page is open.
+ */
+export function ReviewQueueHost() {
+  const { user } = useAuth();
+  const userId = user && (user.is_curator || user.is_staff) ? user.id : null;
   useEffect(() => {
+    if (userId === null) return;
     const created = new WriteQueue({
       namespace: reviewQueueNamespace(userId),
       transport: reviewTransport,
     });
     created.start();
-    setQueue(created);
+    publish(created);
     const onBeforeUnload = (event: BeforeUnloadEvent) => {
       if (created.getSnapshot().writes.length === 0) return;
       event.preventDefault();
@@ -135,11 +154,12 @@ export function ReviewQueueProvider({ userId, children }: { userId: number; chil
     return () => {
       window.removeEventListener('beforeunload', onBeforeUnload);
       created.stop();
+      if (current === created) publish(null);
     };
   }, [userId]);
-  return <ReviewQueueContext.Provider value={queue}>{children}</ReviewQueueContext.Provider>;
+  return null;
 }
 
 export function useReviewQueue(): WriteQueue | null {
-  return useContext(ReviewQueueContext);
+  return useSyncExternalStore(subscribe, () => current);
 }
