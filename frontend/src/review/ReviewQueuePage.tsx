@@ -120,7 +120,7 @@ export function ReviewQueuePage() {
           {t('review.queueEmpty')}
         </p>
       ) : (
-        <table className="data-table" data-testid="review-queue">
+        <table className="assignments" data-testid="review-queue">
           <thead>
             <tr>
               <th scope="col">{t('review.key')}</th>
@@ -138,7 +138,12 @@ export function ReviewQueuePage() {
                   <Link to={`/manage/review/keys/${row.key_id}`}>
                     {t('workspace.heading', { layer: row.layer, index: row.index })}
                   </Link>
-                  {row.is_check && <span className="status-badge"> {t('review.checkKey')}</span>}
+                  {row.is_check && (
+                    <>
+                      {' '}
+                      <span className="status-badge">{t('review.checkKey')}</span>
+                    </>
+                  )}
                 </th>
                 <td>{row.annotators.join(', ')}</td>
                 <td data-testid="disagreement">{Math.round(row.disagreement * 100)}%</td>

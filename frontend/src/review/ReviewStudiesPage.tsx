@@ -27,7 +27,7 @@ export function ReviewStudiesPage() {
       {studies.length === 0 ? (
         <p className="muted">{t('review.noStudies')}</p>
       ) : (
-        <table className="data-table" data-testid="review-studies">
+        <table className="assignments" data-testid="review-studies">
           <thead>
             <tr>
               <th scope="col">{t('manage.study')}</th>
@@ -42,7 +42,12 @@ export function ReviewStudiesPage() {
               <tr key={study.id} data-testid="review-study">
                 <th scope="row">
                   <Link to={`/manage/studies/${study.id}/review`}>{study.name}</Link>
-                  {study.archived && <span className="status-badge"> {t('manage.archived')}</span>}
+                  {study.archived && (
+                    <>
+                      {' '}
+                      <span className="status-badge">{t('manage.archived')}</span>
+                    </>
+                  )}
                 </th>
                 <td>{study.keys}</td>
                 <td>{study.ready}</td>
