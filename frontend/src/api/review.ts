@@ -20,9 +20,11 @@ export interface ReviewStudy {
   check_rate: number;
 }
 
+export type FlagReason = 'unclear' | 'tokenization' | 'offensive' | 'other';
+
 export interface ReviewFlag {
   annotator: string;
-  reason: string;
+  reason: FlagReason;
   note: string;
 }
 

@@ -30,6 +30,7 @@ import { useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
 import { useCharacterKeys } from '../workspace/useCharacterKeys';
+import { ValueTokens } from '../workspace/ValueTokens';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
 import { useQueueNotices } from '../workspace/useQueueNotices';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
@@ -473,12 +474,19 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           <ul className="flags">
             {flags.map((flag, index) => (
               <li key={index}>
-                {t('review.flagLine', { annotator: flag.annotator, reason: flag.reason })}
+                {t('review.flagLine', {
+                  annotator: flag.annotator,
+                  reason: t(`review.reasons.${flag.reason}`),
+                })}
                 {flag.note && <> — {flag.note}</>}
               </li>
             ))}
           </ul>
         </section>
+      )}
+
+      {key.value_top_tokens && key.value_top_tokens.length > 0 && (
+        <ValueTokens tokens={key.value_top_tokens} />
       )}
 
       <div className="review-grid-head" aria-hidden="true" style={columns}>

@@ -161,7 +161,10 @@ export function ReviewQueuePage() {
                     <ul className="flags" data-testid="queue-flags">
                       {row.flags.map((flag, index) => (
                         <li key={index}>
-                          {t('review.flagLine', { annotator: flag.annotator, reason: flag.reason })}
+                          {t('review.flagLine', {
+                            annotator: flag.annotator,
+                            reason: t(`review.reasons.${flag.reason}`),
+                          })}
                           {flag.note && <> — {flag.note}</>}
                         </li>
                       ))}
