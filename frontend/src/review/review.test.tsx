@@ -175,6 +175,24 @@ describe('who reaches the review screens', () => {
     expect(screen.getByTestId('staff-only')).toBeInTheDocument();
   });
 
+  it('sends a curator who does not annotate from the home page to the review', async () => {
+    mockApi({ 'GET /api/review/studies/': () => json(200, STUDIES) });
+    renderApp({ path: '/', user: dora });
+    expect(await screen.findByRole('heading', { name: 'Review' })).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'demo' })).toBeInTheDocument();
+  });
+
+  it('opens the keyboard help with the review keys on ?', async () => {
+    mockApi({ 'GET /api/review/keys/10/': () => json(200, makeDetail()) });
+    const user = userEvent.setup();
+    renderApp({ path: KEY_PATH, user: dora });
+    await waitFor(() => expect(screen.getByTestId('review-grid')).toHaveFocus());
+    await user.keyboard('?');
+    const help = await screen.findByTestId('keyboard-help');
+    expect(help).toHaveTextContent('Adopt the focused annotator pattern into the gold');
+    expect(help).toHaveTextContent('Save the gold');
+  });
+
   it('shows annotators neither the link nor the screens', async () => {
     mockApi({ 'GET /api/assignments/': () => json(200, []) });
     const { unmount } = renderApp({ path: '/', user: alice });
