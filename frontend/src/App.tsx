@@ -21,6 +21,11 @@ import { StudiesPage } from './pages/manage/StudiesPage';
 import { StudyPage } from './pages/manage/StudyPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { SetPasswordPage } from './pages/SetPasswordPage';
+import { AdjudicationPage } from './review/AdjudicationPage';
+import { ReviewLayout } from './review/ReviewLayout';
+import { ReviewQueueHost } from './review/reviewQueue';
+import { ReviewQueuePage } from './review/ReviewQueuePage';
+import { ReviewStudiesPage } from './review/ReviewStudiesPage';
 import { QueueProvider } from './workspace/QueueContext';
 
 const MAIN_ID = 'main';
@@ -49,6 +54,7 @@ export function App({
             {t('app.skipToContent')}
           </a>
           <AppHeader />
+          <ReviewQueueHost />
           <main id={MAIN_ID} tabIndex={-1}>
             <Routes>
               <Route path="/login" element={<LoginPage />} />
@@ -91,6 +97,18 @@ export function App({
                 <Route path="studies/:studyId/report" element={<ReportPage />} />
                 <Route path="mining" element={<MiningPage />} />
                 <Route path="annotators" element={<AnnotatorsPage />} />
+              </Route>
+              {/* The curator's review: curators who are not staff reach these, not the rest of /manage. */}
+              <Route
+                element={
+                  <RequireAuth>
+                    <ReviewLayout />
+                  </RequireAuth>
+                }
+              >
+                <Route path="/manage/review" element={<ReviewStudiesPage />} />
+                <Route path="/manage/review/keys/:keyId" element={<AdjudicationPage />} />
+                <Route path="/manage/studies/:studyId/review" element={<ReviewQueuePage />} />
               </Route>
               <Route path="*" element={<NotFoundPage />} />
             </Routes>

@@ -3,6 +3,16 @@
 // parameters, queries, bodies and answers are typed from the schema (openapi-fetch).
 import createClient, { createQuerySerializer } from 'openapi-fetch';
 
+import type {
+  Gold,
+  GoldPatternCreate,
+  GoldPatternUpdate,
+  ReviewKeyDetail,
+  ReviewQueuePage,
+  ReviewQueueQuery,
+  ReviewStudy,
+} from './review';
+import { reviewQueueSearch } from './review';
 import type { paths } from './schema';
 import type {
   AssignmentCreateRequest,
@@ -407,5 +417,38 @@ export const api = {
       if (options.live && options.assign) form.append('assign', 'true');
       return request<StudyImported>('POST', '/api/admin/imports/', form);
     },
+  },
+  /**
+   * The curator's review and gold (issue 13). Untyped `request` calls with the types of
+   * api/review.ts until the review endpoints are in the schema; then typed calls.
+   */
+  review: {
+    studies: () => request<ReviewStudy[]>('GET', '/api/review/studies/'),
+    queue: (studyId: number, query: ReviewQueueQuery = {}) =>
+      request<ReviewQueuePage>(
+        'GET',
+        `/api/review/studies/${enc(String(studyId))}/queue/${reviewQueueSearch(query)}`,
+      ),
+    key: (keyId: number) =>
+      request<ReviewKeyDetail>('GET', `/api/review/keys/${enc(String(keyId))}/`),
+    updateGold: (keyId: number, body: { version: number; note?: string; is_check?: boolean }) =>
+      request<Gold>('PATCH', `/api/review/keys/${enc(String(keyId))}/gold/`, body),
+    createPattern: (keyId: number, body: GoldPatternCreate) =>
+      request<Gold>('POST', `/api/review/keys/${enc(String(keyId))}/gold/patterns/`, body),
+    updatePattern: (keyId: number, patternId: number, body: GoldPatternUpdate) =>
+      request<Gold>(
+        'PATCH',
+        `/api/review/keys/${enc(String(keyId))}/gold/patterns/${enc(String(patternId))}/`,
+        body,
+      ),
+    deletePattern: (keyId: number, patternId: number, version: number) =>
+      request<Gold>(
+        'DELETE',
+        `/api/review/keys/${enc(String(keyId))}/gold/patterns/${enc(String(patternId))}/?version=${version}`,
+      ),
+    submit: (keyId: number, version: number) =>
+      request<Gold>('POST', `/api/review/keys/${enc(String(keyId))}/gold/submit/`, { version }),
+    reopen: (keyId: number, version: number) =>
+      request<Gold>('POST', `/api/review/keys/${enc(String(keyId))}/gold/reopen/`, { version }),
   },
 };

@@ -32,6 +32,11 @@ export function AppHeader() {
         {t('app.name')}
       </Link>
       <nav aria-label={t('header.mainNavigation')} className="header-actions">
+        {user && (user.is_curator || user.is_staff) && (
+          <Link to="/manage/review" data-testid="review-link">
+            {t('header.review')}
+          </Link>
+        )}
         {user?.is_staff && (
           // A full page load into Django's own admin, not a client-side route.
           <a href="/admin/">{t('header.djangoAdmin')}</a>

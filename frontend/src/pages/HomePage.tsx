@@ -15,6 +15,8 @@ export function HomePage() {
   const { t } = useTranslation();
   // Staff land on the management screens; the API would answer 403 to them here.
   if (user?.is_staff && !user.is_annotator) return <Navigate to="/manage" replace />;
+  // Curators who neither administer nor annotate land on the review.
+  if (user?.is_curator && !user.is_annotator) return <Navigate to="/manage/review" replace />;
   if (user && !user.is_annotator) {
     return (
       <section className="home">

@@ -1,15 +1,22 @@
 import { useTranslation } from 'react-i18next';
 
 import { isCharacterKey, KEYMAP, keyLabel } from './keymap';
+import type { KeyAction, KeymapEntry } from './keymap';
 import { Modal } from './Modal';
 
 export function KeyboardHelp({
   onClose,
   characterKeys,
+  keymap = KEYMAP,
+  describe,
 }: {
   onClose: () => void;
   /** Whether single-character shortcuts are on: those that are off say so. */
   characterKeys: boolean;
+  /** Another screen's keys (the review screen's); the workspace's by default. */
+  keymap?: readonly KeymapEntry[];
+  /** That screen's words for each action; the workspace's help texts by default. */
+  describe?: (action: KeyAction) => string;
 }) {
   const { t } = useTranslation();
   return (
@@ -22,7 +29,7 @@ export function KeyboardHelp({
       <h2 id="keyboard-help-heading">{t('help.heading')}</h2>
       <table className="shortcuts">
         <tbody>
-          {KEYMAP.map(({ action, bindings }) => (
+          {keymap.map(({ action, bindings }) => (
             <tr key={action}>
               <th scope="row">
                 {bindings.map((binding, index) => {
@@ -40,7 +47,9 @@ export function KeyboardHelp({
                   );
                 })}
               </th>
-              <td>{t(`help.${action}`)}</td>
+              <td>
+                {describe ? describe(action) : t(`help.${action as Exclude<KeyAction, 'adopt'>}`)}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -21,6 +21,7 @@ const PLACE_OF_WRITE: Record<QueuedWrite['op']['type'], NoticePlace> = {
   note: 'note',
   submit: 'submit',
   reopen: 'submit',
+  check: 'note',
 };
 
 /**

@@ -19,7 +19,9 @@ export type KeyAction =
   | 'add'
   | 'note'
   | 'submit'
-  | 'help';
+  | 'help'
+  /** The review screen's: adopt the focused annotator pattern into the gold. */
+  | 'adopt';
 
 export interface KeyBinding {
   /** `KeyboardEvent.key`. */
@@ -76,8 +78,9 @@ function matches(binding: KeyBinding, event: KeyPress): boolean {
 export function lookUpKey(
   event: KeyPress,
   characterKeys: boolean,
+  keymap: readonly KeymapEntry[] = KEYMAP,
 ): { action: KeyAction; binding: KeyBinding } | null {
-  for (const entry of KEYMAP) {
+  for (const entry of keymap) {
     for (const binding of entry.bindings) {
       if (!matches(binding, event)) continue;
       if (!characterKeys && isCharacterKey(binding)) return null;

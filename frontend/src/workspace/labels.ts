@@ -111,6 +111,8 @@ export function applyPending(state: AnnotationState, writes: readonly QueuedWrit
       case 'reopen':
         status = 'draft';
         break;
+      case 'check':
+        break; // not part of what the annotation's screen shows
     }
   }
   return {

@@ -45,6 +45,8 @@ export type WriteOp =
       description: string;
       kind: PatternKind;
       prefixRanks: number[];
+      /** The curator's adoption of an annotator's pattern (review queue only). */
+      sourcePatternId?: number;
     }
   | {
       type: 'update';
@@ -53,7 +55,9 @@ export type WriteOp =
     }
   | { type: 'delete'; ref: PatternRef }
   | { type: 'submit' }
-  | { type: 'reopen' };
+  | { type: 'reopen' }
+  /** Mark (or unmark) a gold annotation as a check key (review queue only). */
+  | { type: 'check'; isCheck: boolean };
 
 export interface QueuedWrite {
   id: string;
@@ -136,6 +140,8 @@ export const apiTransport: Transport = {
         return api.submit(keyId, version);
       case 'reopen':
         return api.reopen(keyId, version);
+      case 'check':
+        return state; // a curator's write: never queued for an annotation
     }
   },
 };

@@ -22,6 +22,7 @@ export function ManageLayout() {
         </NavLink>
         <NavLink to="/manage/mining">{t('manage.mining')}</NavLink>
         <NavLink to="/manage/annotators">{t('manage.annotators')}</NavLink>
+        <NavLink to="/manage/review">{t('header.review')}</NavLink>
       </nav>
       <Outlet />
     </div>

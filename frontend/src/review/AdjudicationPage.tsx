@@ -1,0 +1,763 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useReducer,
+  useRef,
+  useState,
+} from 'react';
+import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link, useParams } from 'react-router-dom';
+
+import { api, isApiError } from '../api/client';
+import { errorMessage } from '../api/errorMessage';
+import type { GoldPattern, ReviewAnnotation, ReviewPattern } from '../api/review';
+import type { AnnotationState, PatternKind, PrefixLabelValue } from '../api/types';
+import { Loading } from '../components/Loading';
+import palette from '../pages/manage/report/figure2Palette.json';
+import { addBlockers } from '../workspace/composer';
+import { KeyboardHelp } from '../workspace/KeyboardHelp';
+import { lookUpKey } from '../workspace/keymap';
+import type { KeyAction } from '../workspace/keymap';
+import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
+import type { DisplayPattern } from '../workspace/labels';
+import { PatternComposer } from '../workspace/PatternComposer';
+import { PrefixText } from '../workspace/PrefixText';
+import { useQueueSnapshot } from '../workspace/QueueContext';
+import { SaveState } from '../workspace/SaveState';
+import { initialSelection, selectionReducer } from '../workspace/selection';
+import { useCharacterKeys } from '../workspace/useCharacterKeys';
+import { ValueTokens } from '../workspace/ValueTokens';
+import { useNoteAutosave } from '../workspace/useNoteAutosave';
+import { useQueueNotices } from '../workspace/useQueueNotices';
+import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
+import { newId } from '../workspace/writeQueue';
+import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
+import { REVIEW_KEYMAP } from './reviewKeymap';
+import { goldState, useReviewQueue } from './reviewQueue';
+import type { GoldState } from './reviewQueue';
+
+const COLOURS = palette as Record<PrefixLabelValue, string>;
+/** Dark text where the palette's colour is light, white where it is dark. */
+const INK: Record<PrefixLabelValue, string> = {
+  shallow: '#ffffff',
+  semantic: '#1b1b1b',
+  'shallow+semantic': '#ffffff',
+  'not-covered': '#1b1b1b',
+};
+
+export function reviewKeyQueryKey(keyId: number) {
+  return ['review', 'key', keyId] as const;
+}
+
+export function AdjudicationPage() {
+  const { t } = useTranslation();
+  const id = Number(useParams().keyId);
+  const queue = useReviewQueue();
+  if (!Number.isInteger(id) || id <= 0) return <p className="alert">{t('workspace.notFound')}</p>;
+  if (!queue) return <Loading />;
+  return <Adjudication key={id} keyId={id} queue={queue} />;
+}
+
+type GoldDisplayPattern = DisplayPattern & Partial<GoldPattern>;
+
+interface Composer {
+  description: string;
+  kind: PatternKind | null;
+  editing: GoldDisplayPattern | null;
+  /** The annotator pattern this one adopts (edited before it is added). */
+  source: { id: number; annotator: string } | null;
+}
+
+const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null, source: null };
+
+function isTyping(target: EventTarget | null): boolean {
+  return (
+    target instanceof HTMLElement &&
+    !!target.closest('input, textarea, select, [contenteditable="true"]')
+  );
+}
+
+function rowId(rank: number): string {
+  return `review-prefix-${rank}`;
+}
+
+function LabelCell({ label, who }: { label: PrefixLabelValue; who: string }) {
+  const { t } = useTranslation();
+  return (
+    <span
+      className="label-cell"
+      data-testid="label-cell"
+      data-who={who}
+      data-label={label}
+      title={`${who}: ${t(`labels.${label}`)}`}
+      style={{ background: COLOURS[label], color: INK[label] }}
+    >
+      <span aria-hidden="true">{t(`review.short.${label}`)}</span>
+      <span className="visually-hidden">
+        {who}: {t(`labels.${label}`)}
+      </span>
+    </span>
+  );
+}
+
+function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
+  const { t } = useTranslation();
+  const client = useQueryClient();
+  const query = useQuery({
+    queryKey: reviewKeyQueryKey(keyId),
+    queryFn: () => api.review.key(keyId),
+    retry: (failures, error) =>
+      failures < 5 && isApiError(error) && (error.status === 0 || error.status >= 500),
+    gcTime: 0,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+  });
+  const detail = query.data;
+  const [server, setServer] = useState<GoldState | null>(null);
+
+  useEffect(() => {
+    if (!detail) return;
+    queue.observe(goldState(keyId, detail.gold));
+    setServer((queue.stateOf(keyId) as GoldState | undefined) ?? goldState(keyId, detail.gold));
+  }, [detail, queue, keyId]);
+
+  const ready = detail !== undefined && server !== null;
+  const snapshot = useQueueSnapshot(queue);
+  const note = useNoteAutosave(queue, keyId, ready);
+  const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
+  const [helpOpen, setHelpOpen] = useState(false);
+  const [characterKeys, setCharacterKeys] = useCharacterKeys();
+  const listRef = useRef<HTMLDivElement>(null);
+  const descriptionRef = useRef<HTMLInputElement>(null);
+  const noteRef = useRef<HTMLTextAreaElement>(null);
+
+  const prefixes = useMemo(() => detail?.prefixes ?? [], [detail]);
+  const ranks = useMemo(() => prefixes.map((prefix) => prefix.rank), [prefixes]);
+  const reducer = useMemo(() => selectionReducer(ranks), [ranks]);
+  const [selection, dispatch] = useReducer(
+    (state: ReturnType<typeof initialSelection>, action: Parameters<typeof reducer>[1]) =>
+      reducer(state, action),
+    undefined,
+    initialSelection,
+  );
+
+  const pending = useMemo(
+    () => snapshot.writes.filter((write) => write.keyId === keyId),
+    [snapshot.writes, keyId],
+  );
+  const display = useMemo(() => (server ? applyPending(server, pending) : null), [server, pending]);
+  const goldPatterns = useMemo(() => (display?.patterns ?? []) as GoldDisplayPattern[], [display]);
+  const goldLabels = useMemo(() => deriveLabels(ranks, goldPatterns), [ranks, goldPatterns]);
+  const submitted = display?.status === 'submitted';
+  const goldStatus =
+    display?.status === 'submitted' || display?.status === 'draft' ? display.status : 'none';
+  const lastCheck = [...pending].reverse().find((write) => write.op.type === 'check');
+  const isCheck =
+    lastCheck && lastCheck.op.type === 'check' ? lastCheck.op.isCheck : !!server?.is_check;
+  const noteSaving = pending.some((write) => write.op.type === 'note');
+  const noteStatus: SaveStatus = !noteSaving
+    ? 'saved'
+    : snapshot.status === 'saved'
+      ? 'saving'
+      : snapshot.status;
+
+  // -- the queue's news about this key ---------------------------------------------
+
+  const adopt = useCallback((state: AnnotationState) => {
+    setServer((known) => (known && known.version > state.version ? known : (state as GoldState)));
+  }, []);
+  const replace = useCallback((state: AnnotationState) => setServer(state as GoldState), []);
+  const restoreComposer = useCallback((writes: readonly QueuedWrite[]) => {
+    const create = writes.find((write) => write.op.type === 'create');
+    if (!create || create.op.type !== 'create') return;
+    const op = create.op;
+    setComposer((current) =>
+      current.description.trim()
+        ? current
+        : { description: op.description, kind: op.kind, editing: null, source: null },
+    );
+    dispatch({ type: 'set', ranks: op.prefixRanks });
+  }, []);
+  const { notice, setNotice } = useQueueNotices(queue, keyId, {
+    adopt,
+    replace,
+    restore: restoreComposer,
+    serverNote: note.adoptServerNote,
+  });
+
+  // -- gold patterns ---------------------------------------------------------------
+
+  const blockers = addBlockers({
+    submitted,
+    selected: selection.selected.size,
+    description: composer.description,
+    kind: composer.kind,
+  });
+
+  const addPattern = useCallback(() => {
+    if (blockers.length > 0) return;
+    const prefixRanks = ranks.filter((rank) => selection.selected.has(rank));
+    const description = composer.description.trim();
+    const kind = composer.kind!;
+    if (composer.editing) {
+      queue.enqueue(keyId, {
+        type: 'update',
+        ref: { id: composer.editing.id, clientId: composer.editing.client_id },
+        changes: { description, kind, prefix_ranks: prefixRanks },
+      });
+    } else {
+      queue.enqueue(keyId, {
+        type: 'create',
+        clientId: newId(),
+        description,
+        kind,
+        prefixRanks,
+        ...(composer.source ? { sourcePatternId: composer.source.id } : {}),
+      });
+    }
+    setComposer(EMPTY_COMPOSER);
+    dispatch({ type: 'clear' });
+    listRef.current?.focus();
+  }, [blockers.length, ranks, selection.selected, composer, queue, keyId]);
+
+  /** Copy an annotator's pattern into the gold as it is (it can be edited after). */
+  function adoptPattern(pattern: ReviewPattern) {
+    if (submitted) {
+      setNotice({
+        kind: 'rejected',
+        text: t('composer.blocked.submitted'),
+        changes: [],
+        place: 'patterns',
+      });
+      return;
+    }
+    queue.enqueue(keyId, {
+      type: 'create',
+      clientId: newId(),
+      description: pattern.description,
+      kind: pattern.kind,
+      prefixRanks: [...pattern.prefix_ranks],
+      sourcePatternId: pattern.id,
+    });
+  }
+
+  /** Put an annotator's pattern in the composer, to be edited before it is adopted. */
+  function editThenAdopt(annotation: ReviewAnnotation, pattern: ReviewPattern) {
+    setComposer({
+      description: pattern.description,
+      kind: pattern.kind,
+      editing: null,
+      source: { id: pattern.id, annotator: annotation.annotator },
+    });
+    dispatch({ type: 'set', ranks: pattern.prefix_ranks });
+    descriptionRef.current?.focus();
+  }
+
+  function editGold(pattern: GoldDisplayPattern) {
+    setComposer({
+      description: pattern.description,
+      kind: pattern.kind,
+      editing: pattern,
+      source: null,
+    });
+    dispatch({ type: 'set', ranks: pattern.prefix_ranks });
+    descriptionRef.current?.focus();
+  }
+
+  function deleteGold(pattern: GoldDisplayPattern) {
+    queue.enqueue(keyId, { type: 'delete', ref: { id: pattern.id, clientId: pattern.client_id } });
+    if (composer.editing?.id === pattern.id) setComposer(EMPTY_COMPOSER);
+  }
+
+  function cancelEdit() {
+    setComposer(EMPTY_COMPOSER);
+    dispatch({ type: 'clear' });
+  }
+
+  function saveGold() {
+    if (submitted) return;
+    queue.release(keyId);
+    queue.enqueue(keyId, { type: 'submit' });
+  }
+
+  function reopen() {
+    queue.enqueue(keyId, { type: 'reopen' });
+  }
+
+  function setCheck(value: boolean) {
+    queue.enqueue(keyId, { type: 'check', isCheck: value });
+  }
+
+  // -- the keyboard ----------------------------------------------------------------
+
+  function focusedPattern(target: HTMLElement): ReviewPattern | null {
+    const card = target.closest<HTMLElement>('[data-adopt-id]');
+    if (!card || !detail) return null;
+    const id = Number(card.dataset.adoptId);
+    for (const annotation of detail.annotations) {
+      const found = annotation.patterns.find((pattern) => pattern.id === id);
+      if (found) return found;
+    }
+    return null;
+  }
+
+  function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
+    const target = event.target as HTMLElement;
+    const found = lookUpKey(event, characterKeys, REVIEW_KEYMAP);
+    if (found?.action === 'submit') {
+      event.preventDefault();
+      saveGold();
+      return;
+    }
+    if (isTyping(target)) {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        if (target === noteRef.current) note.flush();
+        listRef.current?.focus();
+      }
+      return;
+    }
+    const onControl = !!target.closest('button, a, summary');
+    if (!found || (onControl && (event.key === ' ' || event.key === 'Enter'))) return;
+    event.preventDefault();
+    switch (found.action) {
+      case 'down':
+      case 'up':
+        dispatch({ type: 'move', delta: found.action === 'down' ? 1 : -1, extend: false });
+        break;
+      case 'extendDown':
+      case 'extendUp':
+        dispatch({ type: 'move', delta: found.action === 'extendDown' ? 1 : -1, extend: true });
+        break;
+      case 'first':
+        dispatch({ type: 'moveTo', index: 0 });
+        break;
+      case 'last':
+        dispatch({ type: 'moveTo', index: ranks.length - 1 });
+        break;
+      case 'toggle':
+        if (!submitted) dispatch({ type: 'toggle' });
+        break;
+      case 'kind': {
+        const kind = KINDS[Number(found.binding.key) - 1] ?? null;
+        setComposer((current) => ({ ...current, kind }));
+        break;
+      }
+      case 'describe':
+        descriptionRef.current?.focus();
+        break;
+      case 'note':
+        noteRef.current?.focus();
+        break;
+      case 'adopt': {
+        const pattern = focusedPattern(target);
+        if (pattern) adoptPattern(pattern);
+        else
+          setNotice({ kind: 'rejected', text: t('review.adoptWhich'), changes: [], place: 'top' });
+        break;
+      }
+      case 'add':
+        addPattern();
+        break;
+      case 'clear':
+        if (composer.editing || composer.source) cancelEdit();
+        else dispatch({ type: 'clear' });
+        break;
+      case 'help':
+        setHelpOpen(true);
+        break;
+    }
+  }
+
+  useLayoutEffect(() => {
+    if (ready && (!document.activeElement || document.activeElement === document.body)) {
+      listRef.current?.focus({ preventScroll: true });
+    }
+  }, [ready]);
+
+  // -- render ----------------------------------------------------------------------
+
+  const failure = query.error ?? query.failureReason;
+  if (!ready) {
+    if (!failure) return <Loading />;
+    return (
+      <section className="card">
+        <p role="alert" className="alert">
+          {t('workspace.loadFailed')} {errorMessage(failure, t)}
+        </p>
+        <div className="composer-actions">
+          <button
+            type="button"
+            onClick={() => void client.resetQueries({ queryKey: reviewKeyQueryKey(keyId) })}
+          >
+            {t('home.retry')}
+          </button>
+          <Link to="/manage/review">{t('review.backToStudies')}</Link>
+        </div>
+      </section>
+    );
+  }
+
+  const { key, annotations, flags, neighbours } = detail;
+  const cursorRank = prefixes[selection.cursor]?.rank;
+  const describeAction = (action: KeyAction) => t(`review.help.${action}`);
+  // One label column per annotator and one for the gold, the same in the head and the rows.
+  const columns = {
+    gridTemplateColumns: `2rem minmax(0, 1fr) repeat(${annotations.length + 1}, 3.5rem) 1.25rem`,
+  };
+  const adoptedIds = new Set(goldPatterns.map((pattern) => pattern.source_pattern_id));
+
+  return (
+    // eslint-disable-next-line jsx-a11y/no-noninteractive-element-interactions
+    <section
+      className="workspace adjudication"
+      aria-labelledby="adjudication-heading"
+      tabIndex={-1}
+      onKeyDown={onKeyDown}
+    >
+      <div className="workspace-header">
+        <div>
+          <Link to={`/manage/studies/${key.study.id}/review`} className="back-link">
+            {t('review.backToQueue')}
+          </Link>
+          <h1 id="adjudication-heading">
+            {t('review.keyHeading', { layer: key.layer, index: key.index })}
+          </h1>
+          <p className="muted">
+            {key.study.name} ·{' '}
+            <span className={`status-badge status-${display?.status}`} data-testid="gold-status">
+              {t(`review.goldStatus.${goldStatus}`)}
+            </span>
+          </p>
+          <nav aria-label={t('review.neighbours')} className="neighbours">
+            {neighbours.previous_key_id !== null && (
+              <Link to={`/manage/review/keys/${neighbours.previous_key_id}`}>
+                {t('review.previousKey')}
+              </Link>
+            )}{' '}
+            {neighbours.next_key_id !== null && (
+              <Link to={`/manage/review/keys/${neighbours.next_key_id}`}>
+                {t('review.nextKey')}
+              </Link>
+            )}
+          </nav>
+        </div>
+        <div className="workspace-tools">
+          <SaveState status={snapshot.status} message={snapshot.message} onRetry={queue.retryNow} />
+          <label className="character-keys">
+            <input
+              type="checkbox"
+              checked={characterKeys}
+              onChange={(event) => setCharacterKeys(event.target.checked)}
+            />{' '}
+            {t('help.characterKeys')}
+          </label>
+          <button
+            type="button"
+            onClick={() => setHelpOpen(true)}
+            aria-keyshortcuts={characterKeys ? '?' : undefined}
+          >
+            {t('help.open')}
+          </button>
+        </div>
+      </div>
+
+      <WorkspaceNotice notice={notice} at="top" onDismiss={() => setNotice(null)} />
+
+      {flags.length > 0 && (
+        <section className="card" data-testid="key-flags">
+          <h2>{t('review.flags')}</h2>
+          <ul className="flags">
+            {flags.map((flag, index) => (
+              <li key={index}>
+                {t('review.flagLine', {
+                  annotator: flag.annotator,
+                  reason: t(`review.reasons.${flag.reason}`),
+                })}
+                {flag.note && <> — {flag.note}</>}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+
+      {key.value_top_tokens && key.value_top_tokens.length > 0 && (
+        <ValueTokens tokens={key.value_top_tokens} />
+      )}
+
+      <div className="review-grid-head" aria-hidden="true" style={columns}>
+        <span className="rank">#</span>
+        <span className="prefix-body">{t('workspace.prefixes')}</span>
+        {annotations.map((annotation) => (
+          <span key={annotation.id} className="label-head">
+            {annotation.annotator}
+          </span>
+        ))}
+        <span className="label-head">{t('review.gold')}</span>
+      </div>
+      <div
+        ref={listRef}
+        className="prefix-list review-grid"
+        role="listbox"
+        aria-multiselectable="true"
+        aria-label={t('workspace.prefixes')}
+        aria-activedescendant={cursorRank === undefined ? undefined : rowId(cursorRank)}
+        aria-readonly={submitted}
+        tabIndex={0}
+        data-testid="review-grid"
+      >
+        {prefixes.map((prefix, index) => {
+          const selected = selection.selected.has(prefix.rank);
+          const labels = annotations.map(
+            (annotation) => annotation.labels[index] ?? ('not-covered' as PrefixLabelValue),
+          );
+          const disagree = new Set(labels).size > 1;
+          return (
+            // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/interactive-supports-focus
+            <div
+              key={prefix.rank}
+              id={rowId(prefix.rank)}
+              role="option"
+              aria-selected={selected}
+              data-testid="review-row"
+              data-rank={prefix.rank}
+              data-disagree={disagree}
+              className={[
+                'prefix-row',
+                'review-row',
+                selected ? 'selected' : '',
+                index === selection.cursor ? 'cursor' : '',
+                disagree ? 'disagree' : '',
+              ].join(' ')}
+              style={columns}
+              onMouseDown={(event) => event.shiftKey && event.preventDefault()}
+              onClick={(event) => dispatch({ type: 'click', index, shift: event.shiftKey })}
+            >
+              <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
+                {prefix.rank}
+              </span>
+              <span className="prefix-body">
+                <PrefixText prefix={prefix} isCausal={key.study.is_causal} />
+              </span>
+              {annotations.map((annotation, column) => (
+                <LabelCell key={annotation.id} label={labels[column]!} who={annotation.annotator} />
+              ))}
+              <LabelCell
+                label={goldLabels.get(prefix.rank) ?? 'not-covered'}
+                who={t('review.gold')}
+              />
+              {disagree && (
+                <span
+                  className="disagree-mark"
+                  data-testid="disagree-mark"
+                  title={t('review.disagree')}
+                >
+                  ≠<span className="visually-hidden">{t('review.disagree')}</span>
+                </span>
+              )}
+            </div>
+          );
+        })}
+      </div>
+
+      <div className="review-columns">
+        {annotations.map((annotation) => (
+          <section
+            key={annotation.id}
+            className="card annotator-column"
+            data-testid="annotator-column"
+            data-annotator={annotation.annotator}
+          >
+            <h2>{annotation.annotator}</h2>
+            <p className="muted">{t(`status.${annotation.status as 'draft' | 'submitted'}`)}</p>
+            {annotation.note && <p className="annotator-note">{annotation.note}</p>}
+            {annotation.patterns.length === 0 ? (
+              <p className="muted">{t('review.noPatterns')}</p>
+            ) : (
+              <ul className="pattern-cards">
+                {annotation.patterns.map((pattern) => (
+                  <li
+                    key={pattern.id}
+                    // The card takes focus so that `a` adopts it.
+                    // eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex
+                    tabIndex={0}
+                    className="pattern-card"
+                    data-adopt-id={pattern.id}
+                    data-testid="annotator-pattern"
+                  >
+                    <p>{pattern.description}</p>
+                    <p className="muted">
+                      {t(`labels.${pattern.kind}`)} ·{' '}
+                      {t('review.ranks', { ranks: pattern.prefix_ranks.join(', ') })}
+                    </p>
+                    {adoptedIds.has(pattern.id) && (
+                      <p className="muted">{t('review.alreadyAdopted')}</p>
+                    )}
+                    <div className="composer-actions">
+                      <button
+                        type="button"
+                        disabled={submitted}
+                        aria-keyshortcuts={characterKeys ? 'a' : undefined}
+                        onClick={() => adoptPattern(pattern)}
+                        aria-label={t('review.adoptNamed', {
+                          annotator: annotation.annotator,
+                          description: pattern.description,
+                        })}
+                      >
+                        {t('review.adopt')}
+                      </button>
+                      <button
+                        type="button"
+                        disabled={submitted}
+                        onClick={() => editThenAdopt(annotation, pattern)}
+                      >
+                        {t('review.editThenAdopt')}
+                      </button>
+                    </div>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+        ))}
+
+        <section className="card gold-column" data-testid="gold-column">
+          <h2>{t('review.gold')}</h2>
+          {server?.curator && (
+            <p className="muted">{t('review.curator', { name: server.curator })}</p>
+          )}
+          <label>
+            <input
+              type="checkbox"
+              checked={isCheck}
+              disabled={submitted}
+              onChange={(event) => setCheck(event.target.checked)}
+            />{' '}
+            {t('review.checkToggle')}
+          </label>
+          <PatternComposer
+            ref={descriptionRef}
+            description={composer.description}
+            onDescription={(description) => setComposer((c) => ({ ...c, description }))}
+            kind={composer.kind}
+            onKind={(kind) => setComposer((c) => ({ ...c, kind }))}
+            selected={selection.selected.size}
+            blockers={blockers}
+            editing={composer.editing?.number ?? null}
+            onAdd={addPattern}
+            onCancelEdit={cancelEdit}
+            onClearSelection={() => dispatch({ type: 'clear' })}
+          />
+          {composer.source && (
+            <p className="muted" data-testid="adopting">
+              {t('review.adopting', { annotator: composer.source.annotator })}{' '}
+              <button type="button" className="link-button" onClick={cancelEdit}>
+                {t('composer.cancel')}
+              </button>
+            </p>
+          )}
+          <WorkspaceNotice notice={notice} at="composer" onDismiss={() => setNotice(null)} />
+          {goldPatterns.length === 0 ? (
+            <p className="muted">{t('review.noGoldPatterns')}</p>
+          ) : (
+            <ul className="pattern-cards" data-testid="gold-patterns">
+              {goldPatterns.map((pattern) => (
+                <li
+                  key={pattern.id}
+                  className={`pattern-card${pattern.pending ? ' pending' : ''}`}
+                  data-testid="gold-pattern"
+                >
+                  <p>
+                    <span className={`chip pc-${pattern.colour}`}>
+                      {t('workspace.patternNumber', { number: pattern.number })}
+                    </span>{' '}
+                    {pattern.description}
+                  </p>
+                  <p className="muted">
+                    {t(`labels.${pattern.kind}`)} ·{' '}
+                    {t('review.ranks', { ranks: pattern.prefix_ranks.join(', ') })} ·{' '}
+                    {pattern.source === 'adopted' && pattern.source_annotator
+                      ? t('review.adoptedFrom', { annotator: pattern.source_annotator })
+                      : t('review.written')}
+                  </p>
+                  {!submitted && (
+                    <div className="composer-actions">
+                      <button
+                        type="button"
+                        onClick={() => editGold(pattern)}
+                        aria-label={t('review.editNamed', { description: pattern.description })}
+                      >
+                        {t('review.edit')}
+                      </button>
+                      <button
+                        type="button"
+                        onClick={() => deleteGold(pattern)}
+                        aria-label={t('review.deleteNamed', { description: pattern.description })}
+                      >
+                        {t('review.delete')}
+                      </button>
+                    </div>
+                  )}
+                </li>
+              ))}
+            </ul>
+          )}
+          <WorkspaceNotice notice={notice} at="patterns" onDismiss={() => setNotice(null)} />
+          <div className="note-heading">
+            <label htmlFor="gold-note" className="note-label">
+              {t('review.note')}
+            </label>
+            <SaveState
+              status={noteStatus}
+              message={snapshot.message}
+              live={false}
+              id="gold-note-state"
+              testId="note-save-state"
+            />
+          </div>
+          <textarea
+            id="gold-note"
+            aria-describedby="gold-note-state"
+            ref={noteRef}
+            value={note.draft ?? ''}
+            readOnly={submitted}
+            maxLength={20000}
+            rows={3}
+            onChange={(event) => note.change(event.target.value)}
+            onBlur={note.flush}
+          />
+          <WorkspaceNotice notice={notice} at="note" onDismiss={() => setNotice(null)} />
+          <div className="composer-actions submit-card">
+            {submitted ? (
+              <button type="button" onClick={reopen}>
+                {t('review.reopen')}
+              </button>
+            ) : (
+              <button
+                type="button"
+                className="primary"
+                onClick={saveGold}
+                aria-keyshortcuts="Control+Enter"
+              >
+                {t('review.saveGold')}
+              </button>
+            )}
+          </div>
+          <WorkspaceNotice notice={notice} at="submit" onDismiss={() => setNotice(null)} />
+        </section>
+      </div>
+      {helpOpen && (
+        <KeyboardHelp
+          onClose={() => setHelpOpen(false)}
+          characterKeys={characterKeys}
+          keymap={REVIEW_KEYMAP}
+          describe={describeAction}
+        />
+      )}
+    </section>
+  );
+}

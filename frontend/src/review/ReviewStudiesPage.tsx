@@ -1,0 +1,63 @@
+import { useQuery } from '@tanstack/react-query';
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router-dom';
+
+import { api } from '../api/client';
+import { errorMessage } from '../api/errorMessage';
+import { Loading } from '../components/Loading';
+
+export const reviewStudiesQueryKey = ['review', 'studies'] as const;
+
+/** The studies a curator can review, with how far their review has come. */
+export function ReviewStudiesPage() {
+  const { t } = useTranslation();
+  const query = useQuery({ queryKey: reviewStudiesQueryKey, queryFn: api.review.studies });
+  if (query.isPending) return <Loading />;
+  if (query.isError) {
+    return (
+      <p role="alert" className="alert">
+        {errorMessage(query.error, t)}
+      </p>
+    );
+  }
+  const studies = query.data;
+  return (
+    <section className="card">
+      <h1>{t('review.heading')}</h1>
+      {studies.length === 0 ? (
+        <p className="muted">{t('review.noStudies')}</p>
+      ) : (
+        <table className="assignments" data-testid="review-studies">
+          <thead>
+            <tr>
+              <th scope="col">{t('manage.study')}</th>
+              <th scope="col">{t('manage.keys')}</th>
+              <th scope="col">{t('review.ready')}</th>
+              <th scope="col">{t('review.curated')}</th>
+              <th scope="col">{t('review.flagged')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {studies.map((study) => (
+              <tr key={study.id} data-testid="review-study">
+                <th scope="row">
+                  <Link to={`/manage/studies/${study.id}/review`}>{study.name}</Link>
+                  {study.archived && (
+                    <>
+                      {' '}
+                      <span className="status-badge">{t('manage.archived')}</span>
+                    </>
+                  )}
+                </th>
+                <td>{study.keys}</td>
+                <td>{study.ready}</td>
+                <td>{study.curated}</td>
+                <td>{study.flagged}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
