@@ -5,7 +5,9 @@ import { Markdown } from './Markdown';
 
 describe('Markdown', () => {
   it('renders headings, emphasis and lists', () => {
-    const { container } = render(<Markdown text={'# Rules\n\nLook for **three**.\n\n- one\n- two'} />);
+    const { container } = render(
+      <Markdown text={'# Rules\n\nLook for **three**.\n\n- one\n- two'} />,
+    );
     expect(screen.getByRole('heading', { level: 1, name: 'Rules' })).toBeInTheDocument();
     expect(container.querySelector('strong')?.textContent).toBe('three');
     expect(container.querySelectorAll('li')).toHaveLength(2);

@@ -54,7 +54,10 @@ describe('the guidelines in the workspace', () => {
   it('says the guidelines changed when a newer version than the one read is out', async () => {
     mockApi({
       'GET /api/keys/10/': () =>
-        json(200, makeKey({ study: { id: 7, guideline_version: 2, guidelines_acknowledged: false } })),
+        json(
+          200,
+          makeKey({ study: { id: 7, guideline_version: 2, guidelines_acknowledged: false } }),
+        ),
       'GET /api/studies/7/guidelines/': () =>
         json(200, guidelines({ version: 2, text: 'New **rule**.', acknowledged_version: 1 })),
     });
@@ -90,7 +93,10 @@ describe('the guidelines in the workspace', () => {
     const user = userEvent.setup();
     mockApi({
       'GET /api/keys/10/': () =>
-        json(200, makeKey({ study: { id: 7, guideline_version: 1, guidelines_acknowledged: true } })),
+        json(
+          200,
+          makeKey({ study: { id: 7, guideline_version: 1, guidelines_acknowledged: true } }),
+        ),
       'GET /api/studies/7/guidelines/': () =>
         json(200, guidelines({ acknowledged: true, acknowledged_version: 1 })),
     });
@@ -109,7 +115,9 @@ describe('the guidelines in the workspace', () => {
     await user.keyboard('g');
     expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
     await user.click(screen.getByRole('button', { name: 'Guidelines (g)' }));
-    expect(await screen.findByRole('dialog', { name: 'Annotation guidelines' })).toBeInTheDocument();
+    expect(
+      await screen.findByRole('dialog', { name: 'Annotation guidelines' }),
+    ).toBeInTheDocument();
   });
 
   it('asks nothing on a study without guidelines', async () => {
