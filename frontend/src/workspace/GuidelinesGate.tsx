@@ -18,6 +18,8 @@ export function GuidelinesGate({ guidelines }: { guidelines: Guidelines }) {
   const changedMeanwhile =
     isApiError(guidelines.acknowledgeError) &&
     guidelines.acknowledgeError.code === 'guidelines_changed';
+  // Until they are read, whether they are new or changed is not known.
+  if (!data && !guidelines.error) return <Loading />;
   return (
     <section className="card guidelines-gate" aria-labelledby="guidelines-gate-heading">
       <h1 id="guidelines-gate-heading">
@@ -32,30 +34,30 @@ export function GuidelinesGate({ guidelines }: { guidelines: Guidelines }) {
         <p role="alert" className="alert">
           {t('guidelines.loadFailed')} {errorMessage(guidelines.error, t)}
         </p>
-      ) : !data ? (
-        <Loading />
       ) : (
-        <>
-          <p className="muted" data-testid="guidelines-version">
-            {t('guidelines.version', { version: data.version })}
-          </p>
-          <Markdown text={data.text} className="guidelines-text" />
-          {guidelines.acknowledgeError && (
-            <p role="alert" className="alert">
-              {changedMeanwhile
-                ? t('guidelines.changedMeanwhile')
-                : errorMessage(guidelines.acknowledgeError, t)}
+        data && (
+          <>
+            <p className="muted" data-testid="guidelines-version">
+              {t('guidelines.version', { version: data.version })}
             </p>
-          )}
-          <button
-            type="button"
-            className="primary"
-            onClick={guidelines.acknowledge}
-            disabled={guidelines.acknowledging}
-          >
-            {t('guidelines.acknowledge')}
-          </button>
-        </>
+            <Markdown text={data.text} className="guidelines-text" />
+            {guidelines.acknowledgeError && (
+              <p role="alert" className="alert">
+                {changedMeanwhile
+                  ? t('guidelines.changedMeanwhile')
+                  : errorMessage(guidelines.acknowledgeError, t)}
+              </p>
+            )}
+            <button
+              type="button"
+              className="primary"
+              onClick={guidelines.acknowledge}
+              disabled={guidelines.acknowledging}
+            >
+              {t('guidelines.acknowledge')}
+            </button>
+          </>
+        )
       )}
     </section>
   );
