@@ -327,3 +327,17 @@ def test_the_admin_list_costs_the_same_queries_for_one_or_many_versions(carol, a
     with CaptureQueriesContext(connection) as many:
         assert len(client.get(_admin_url(study)).json()) == 5
     assert len(one.captured_queries) == len(many.captured_queries)
+
+
+def test_a_write_outside_the_api_leaves_the_recorded_version_as_it_is(alice, study_key):
+    from annotate.services import annotation_get_or_create_for, annotation_save
+
+    _, key = study_key
+    annotation = annotation_get_or_create_for(key=key, annotator=alice, guideline_version=3)
+    assert annotation.guideline_version == 3
+    annotation = annotation_save(annotation=annotation, actor=alice, note="x", version=1)
+    annotation.refresh_from_db()
+    assert annotation.guideline_version == 3
+    annotation_save(annotation=annotation, actor=alice, note="y", version=2, guideline_version=None)
+    annotation.refresh_from_db()
+    assert annotation.guideline_version is None
