@@ -3,6 +3,8 @@ acknowledge them before her first key, then opens them again with `g`."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -31,6 +33,7 @@ def test_alice_acknowledges_carols_guidelines_before_her_first_key(
     page = admin.new_page()
     page.set_default_timeout(15_000)
     log_in(page, "carol", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))  # signed in before going on
     page.goto(f"/manage/studies/{study.pk}")
     section = page.get_by_test_id("study-guidelines")
     section.get_by_label("New version").fill(GUIDELINES)
