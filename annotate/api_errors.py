@@ -86,6 +86,9 @@ class ErrorCode(StrEnum):
     STUDY_NAME_TAKEN = "study_name_taken"  # send another study_name
     NOT_JSONL = "not_jsonl"  # the file is no JSONL export
     ASSIGN_NEEDS_LIVE = "assign_needs_live"
+    # Guidelines.
+    GUIDELINES_CHANGED = "guidelines_changed"  # 409 with ``current``: read the new version
+    GUIDELINES_NOT_ACKNOWLEDGED = "guidelines_not_acknowledged"  # 403: read them first
 
 
 def error_body(detail: str, code: ErrorCode, **extra: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -30,6 +30,8 @@ from .models import (
     Assignment,
     AssignmentKey,
     Batch,
+    Guideline,
+    GuidelineAcknowledgement,
     Key,
     Pattern,
     Study,
@@ -330,6 +332,31 @@ def _assigned_key(*, key_id: int, user: User) -> QuerySet[Key]:
     ).order_by()
 
 
+def _guideline_annotations(user: User) -> dict[str, Subquery]:
+    """On a query of keys: ``guideline_latest``, the latest version of the key's study's
+    guidelines (None: it has none), and ``guideline_read``, the latest version of them
+    that ``user`` acknowledged (None: none). Two scalar subqueries, no query of their own."""
+    latest = Guideline.objects.filter(study_id=OuterRef("study_id")).order_by("-version")
+    read = GuidelineAcknowledgement.objects.filter(
+        user_id=cast(int, user.pk), guideline__study_id=OuterRef("study_id")
+    ).order_by("-guideline__version")
+    return {
+        "guideline_latest": Subquery(latest.values("version")[:1]),
+        "guideline_read": Subquery(read.values("guideline__version")[:1]),
+    }
+
+
+def key_get_for_write(*, key_id: int, user: User) -> Key | None:
+    """As ``key_get_for_annotator``, for a write: the key also carries ``guideline_latest``
+    and ``guideline_read`` (``_guideline_annotations``). One query."""
+    return (
+        _assigned_key(key_id=key_id, user=user)
+        .only("id", "study_id", "layer", "index")
+        .annotate(**_guideline_annotations(user))
+        .first()
+    )
+
+
 def key_get_for_annotator(*, key_id: int, user: User) -> Key | None:
     """The key, only if it is in one of the user's assignments; None otherwise, whether
     or not the key exists. One query."""
@@ -387,6 +414,7 @@ def key_detail_for_annotator(*, key_id: int, user: User) -> KeyDetail | None:
             "study__is_causal",
             "study__show_value_tokens",
         )
+        .annotate(**_guideline_annotations(user))
         .first()
     )
     if key is None:
@@ -397,6 +425,42 @@ def key_detail_for_annotator(*, key_id: int, user: User) -> KeyDetail | None:
         .values(*KEY_DETAIL_PREFIX_FIELDS)
     )
     return KeyDetail(key=key, prefixes=prefixes)
+
+
+# --- guidelines -------------------------------------------------------------------------
+
+
+def guideline_latest(*, study_id: int) -> Guideline | None:
+    """The study's guidelines as they are now (their latest version); None: it has none."""
+    return Guideline.objects.filter(study_id=study_id).order_by("-version").first()
+
+
+def guideline_read_version(*, study_id: int, user: User) -> int | None:
+    """The latest version of the study's guidelines that ``user`` acknowledged."""
+    return (
+        GuidelineAcknowledgement.objects.filter(
+            user_id=cast(int, user.pk), guideline__study_id=study_id
+        )
+        .order_by("-guideline__version")
+        .values_list("guideline__version", flat=True)
+        .first()
+    )
+
+
+def guideline_list_for_study(*, study: Study) -> QuerySet[Guideline]:
+    """Every version, newest first, with its author and how many acknowledged it. One
+    query."""
+    return (
+        Guideline.objects.filter(study=study)
+        .select_related("created_by")
+        .annotate(acknowledged_by=Count("acknowledgements"))
+        .order_by("-version")
+    )
+
+
+def study_visible_to_annotator(*, study_id: int, user: User) -> bool:
+    """Whether ``user`` has a key of the (live) study in one of their assignments."""
+    return _assigned_to(user).filter(key__study_id=study_id).exists()
 
 
 # --- admin ------------------------------------------------------------------------------

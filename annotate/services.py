@@ -17,7 +17,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from enum import Enum
+from typing import Any, Literal, Protocol
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -39,6 +40,8 @@ from .models import (
     Assignment,
     AssignmentKey,
     Batch,
+    Guideline,
+    GuidelineAcknowledgement,
     Key,
     Pattern,
     Study,
@@ -64,6 +67,7 @@ STALE_VERSION = (
 )
 ANNOTATION_IS_SUBMITTED = "This annotation is submitted: reopen it before changing it."
 KEY_NOT_ASSIGNED = "This key is not in any of your assignments."
+GUIDELINES_CHANGED = "The guidelines have changed since that version: read the current one."
 BATCH_NAME_TAKEN = "This study already has a batch with this name."
 BATCH_NEEDS_KEYS = "A batch needs at least one key."
 BATCH_KEY_OF_ANOTHER_STUDY = "Every key of a batch must belong to the batch's study."
@@ -139,6 +143,23 @@ class AnnotationSubmitted(AnnotationConflict):
         super().__init__(
             ANNOTATION_IS_SUBMITTED, code="annotation_submitted", annotation=annotation
         )
+
+
+class GuidelinesChanged(ServiceError):
+    """The version acknowledged is not the study's latest (API: 409 + the current)."""
+
+    def __init__(self) -> None:
+        super().__init__(GUIDELINES_CHANGED, code="guidelines_changed")
+
+
+class _Keep(Enum):
+    KEEP = "keep"
+
+
+# For a write's ``guideline_version``: leave the annotation's as it is (a write that is
+# not an annotator's through the API, a test, a seed).
+KEEP = _Keep.KEEP
+GuidelineStamp = int | None | Literal[_Keep.KEEP]
 
 
 # --- accounts ---------------------------------------------------------------------------
@@ -756,13 +777,24 @@ def _check_writable(annotation: Annotation, version: int) -> None:
     )
 
 
+def _bump(annotation: Annotation, *fields: str, guideline_version: GuidelineStamp = KEEP) -> None:
+    """Save ``fields`` with the next version; and the study's guideline version in force
+    when the write names one (every annotator write through the API does)."""
+    if guideline_version is not KEEP:
+        annotation.guideline_version = guideline_version
+        fields = (*fields, "guideline_version")
+    bump(annotation, *fields)
+
+
 def _key_is_assigned(*, key: Key, annotator: User) -> bool:
     return AssignmentKey.objects.filter(
         key=key, assignment__annotator=annotator, key__study__archived=False
     ).exists()
 
 
-def annotation_get_or_create_for(*, key: Key, annotator: User) -> Annotation:
+def annotation_get_or_create_for(
+    *, key: Key, annotator: User, guideline_version: GuidelineStamp = KEEP
+) -> Annotation:
     """The annotator's annotation of ``key``, created as an empty draft on first use.
 
     Only for a key in one of the annotator's assignments (``KeyNotAssigned`` otherwise).
@@ -775,21 +807,34 @@ def annotation_get_or_create_for(*, key: Key, annotator: User) -> Annotation:
     if annotation is not None:
         return annotation
     try:
-        return _annotation_create(key=key, annotator=annotator)
+        return _annotation_create(
+            key=key,
+            annotator=annotator,
+            guideline_version=None if guideline_version is KEEP else guideline_version,
+        )
     except IntegrityError:
         # Another request (a second tab) made it between the read and the create.
         return Annotation.objects.get(key=key, annotator=annotator)
 
 
 @transaction.atomic
-def _annotation_create(*, key: Key, annotator: User) -> Annotation:
-    annotation = Annotation.objects.create(key=key, annotator=annotator)
+def _annotation_create(*, key: Key, annotator: User, guideline_version: int | None) -> Annotation:
+    annotation = Annotation.objects.create(
+        key=key, annotator=annotator, guideline_version=guideline_version
+    )
     _record(annotation, annotator, AnnotationEvent.Action.CREATE, None, patterns=[])
     return annotation
 
 
 @transaction.atomic
-def annotation_save(*, annotation: Annotation, actor: User, note: str, version: int) -> Annotation:
+def annotation_save(
+    *,
+    annotation: Annotation,
+    actor: User,
+    note: str,
+    version: int,
+    guideline_version: GuidelineStamp = KEEP,
+) -> Annotation:
     """Save the note (autosave). Saving the note it already has is a no-op, so a retried
     request that already went through answers with the current state instead of 409."""
     if len(note) > NOTE_MAX_LENGTH:
@@ -801,7 +846,7 @@ def annotation_save(*, annotation: Annotation, actor: User, note: str, version: 
     patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.note = note
-    bump(annotation, "note")
+    _bump(annotation, "note", guideline_version=guideline_version)
     _record(annotation, actor, AnnotationEvent.Action.SAVE, before, patterns)
     return annotation
 
@@ -855,6 +900,7 @@ def pattern_create(
     prefixes: Sequence[TriggerPrefix],
     version: int,
     client_id: uuid.UUID | None = None,
+    guideline_version: GuidelineStamp = KEEP,
 ) -> PatternCreateResult:
     """Add a pattern. A retried create with the same ``client_id`` returns the pattern the
     first attempt made (``created=False``) instead of a duplicate or a 409.
@@ -888,7 +934,7 @@ def pattern_create(
     links.objects.bulk_create(
         [links(pattern_id=pattern.pk, triggerprefix_id=prefix.pk) for prefix in prefixes]
     )
-    bump(annotation)
+    _bump(annotation, guideline_version=guideline_version)
     after = [
         *patterns,
         PatternView(
@@ -913,6 +959,7 @@ def pattern_update(
     description: str | None = None,
     kind: str | None = None,
     prefixes: Sequence[TriggerPrefix] | None = None,
+    guideline_version: GuidelineStamp = KEEP,
 ) -> Annotation:
     """Change a pattern's description, kind and/or prefixes (``None``: leave as is)."""
     annotation = _lock(pattern.annotation)
@@ -932,28 +979,32 @@ def pattern_update(
         pattern.prefixes.set(valid)
         changes["prefix_ranks"] = sorted(prefix.rank for prefix in valid)
     pattern.save(update_fields=[*fields, "updated_at"])
-    bump(annotation)
+    _bump(annotation, guideline_version=guideline_version)
     after = [replace(p, **changes) if p.id == pattern.pk else p for p in patterns]
     _record(annotation, actor, AnnotationEvent.Action.PATTERN_UPDATE, before, after)
     return annotation
 
 
 @transaction.atomic
-def pattern_delete(*, pattern: Pattern, actor: User, version: int) -> Annotation:
+def pattern_delete(
+    *, pattern: Pattern, actor: User, version: int, guideline_version: GuidelineStamp = KEEP
+) -> Annotation:
     annotation = _lock(pattern.annotation)
     _check_writable(annotation, version)
     patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
     before = annotation_state(annotation=annotation, patterns=patterns)
     deleted_id = pattern.pk
     pattern.delete()
-    bump(annotation)
+    _bump(annotation, guideline_version=guideline_version)
     after = [p for p in patterns if p.id != deleted_id]
     _record(annotation, actor, AnnotationEvent.Action.PATTERN_DELETE, before, after)
     return annotation
 
 
 @transaction.atomic
-def annotation_submit(*, annotation: Annotation, actor: User, version: int) -> Annotation:
+def annotation_submit(
+    *, annotation: Annotation, actor: User, version: int, guideline_version: GuidelineStamp = KEEP
+) -> Annotation:
     """Mark the annotation submitted.
 
     Zero patterns is allowed: a key whose prefixes share no pattern is a legitimate finding
@@ -968,13 +1019,15 @@ def annotation_submit(*, annotation: Annotation, actor: User, version: int) -> A
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.status = Annotation.Status.SUBMITTED
     annotation.submitted_at = timezone.now()
-    bump(annotation, "status", "submitted_at")
+    _bump(annotation, "status", "submitted_at", guideline_version=guideline_version)
     _record(annotation, actor, AnnotationEvent.Action.SUBMIT, before, patterns)
     return annotation
 
 
 @transaction.atomic
-def annotation_reopen(*, annotation: Annotation, actor: User, version: int) -> Annotation:
+def annotation_reopen(
+    *, annotation: Annotation, actor: User, version: int, guideline_version: GuidelineStamp = KEEP
+) -> Annotation:
     """Back to draft so that it can be changed. Reopening a draft is a no-op (retries)."""
     annotation = _lock(annotation)
     if annotation.status == Annotation.Status.DRAFT:
@@ -985,6 +1038,35 @@ def annotation_reopen(*, annotation: Annotation, actor: User, version: int) -> A
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.status = Annotation.Status.DRAFT
     annotation.submitted_at = None
-    bump(annotation, "status", "submitted_at")
+    _bump(annotation, "status", "submitted_at", guideline_version=guideline_version)
     _record(annotation, actor, AnnotationEvent.Action.REOPEN, before, patterns)
     return annotation
+
+
+# --- guidelines -------------------------------------------------------------------------
+
+
+@transaction.atomic
+def guideline_publish(*, study: Study, text: str, author: User) -> Guideline:
+    """A new version of the study's guidelines (the next number, from 1). The study's row
+    is locked so that two admins publishing at once get two versions, not an error."""
+    Study.objects.select_for_update().filter(pk=study.pk).exists()
+    latest = (
+        Guideline.objects.filter(study=study)
+        .order_by("-version")
+        .values_list("version", flat=True)
+        .first()
+    )
+    return Guideline.objects.create(
+        study=study, version=(latest or 0) + 1, text=text, created_by=author
+    )
+
+
+def guideline_acknowledge(*, study: Study, user: User, version: int) -> Guideline:
+    """Record that ``user`` read ``version`` of the study's guidelines; idempotent. Only
+    the latest version can be acknowledged (``GuidelinesChanged`` otherwise)."""
+    latest = Guideline.objects.filter(study=study).order_by("-version").first()
+    if latest is None or latest.version != version:
+        raise GuidelinesChanged
+    GuidelineAcknowledgement.objects.get_or_create(guideline=latest, user=user)
+    return latest

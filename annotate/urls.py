@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .apis import admin, annotator, auth, review
+from .apis import admin, annotator, auth, guidelines, review
 
 urlpatterns = [
     path("auth/login/", auth.LoginApi.as_view(), name="auth-login"),
@@ -38,12 +38,27 @@ urlpatterns = [
         annotator.AnnotationReopenApi.as_view(),
         name="annotation-reopen",
     ),
+    path(
+        "studies/<int:study_id>/guidelines/",
+        guidelines.StudyGuidelinesApi.as_view(),
+        name="study-guidelines",
+    ),
+    path(
+        "studies/<int:study_id>/guidelines/acknowledge/",
+        guidelines.StudyGuidelinesAcknowledgeApi.as_view(),
+        name="study-guidelines-acknowledge",
+    ),
     # Staff only.
     path("admin/studies/", admin.StudyListApi.as_view(), name="admin-study-list"),
     path(
         "admin/studies/<int:study_id>/",
         admin.StudyDetailApi.as_view(),
         name="admin-study-detail",
+    ),
+    path(
+        "admin/studies/<int:study_id>/guidelines/",
+        guidelines.StudyGuidelinesAdminApi.as_view(),
+        name="admin-study-guidelines",
     ),
     path(
         "admin/studies/<int:study_id>/batches/",

@@ -33,6 +33,7 @@ from ..selectors import (
     key_count_for_assignment,
     key_detail_for_annotator,
     key_get_for_annotator,
+    key_get_for_write,
     key_list_for_assignment,
     key_next_for_annotator,
     pattern_get_for_annotator,
@@ -81,6 +82,34 @@ def _key_or_404(*, key_id: int, user: Any) -> Key:
     return key
 
 
+GUIDELINES_NOT_ACKNOWLEDGED = (
+    "Read and acknowledge this study's guidelines before annotating its keys."
+)
+
+
+def _writable_key(*, key_id: int, user: Any) -> Key:
+    """The key of a write, with ``guideline_latest`` (the version every write records).
+
+    While the annotator has acknowledged no version of the study's guidelines, their writes
+    are refused (403 ``guidelines_not_acknowledged``; the SPA shows the guidelines first).
+    A version published after one they acknowledged does not block them: the SPA asks them
+    to read it, and work in flight (a queue of writes) is never lost to a new version.
+    """
+    key = key_get_for_write(key_id=key_id, user=user)
+    if key is None:
+        raise exceptions.NotFound(NOT_FOUND)
+    if key.guideline_latest is not None and key.guideline_read is None:  # type: ignore[attr-defined]
+        raise exceptions.PermissionDenied(
+            GUIDELINES_NOT_ACKNOWLEDGED, code="guidelines_not_acknowledged"
+        )
+    return key
+
+
+def _stamp(key: Key) -> int | None:
+    """The study's latest guideline version, as ``_writable_key`` read it."""
+    return key.guideline_latest  # type: ignore[attr-defined]
+
+
 def _ranks(prefixes: Sequence[TriggerPrefix]) -> list[int]:
     return [prefix.rank for prefix in prefixes]
 
@@ -90,7 +119,9 @@ def _my_annotation(*, key: Key, request: Request) -> Annotation:
     for a write: the service makes it (an empty draft, audited) at the first one."""
     annotation = annotation_get_for_annotator(key=key, user=request.user)
     if annotation is None:
-        annotation = annotation_get_or_create_for(key=key, annotator=_me(request))
+        annotation = annotation_get_or_create_for(
+            key=key, annotator=_me(request), guideline_version=_stamp(key)
+        )
     return annotation
 
 
@@ -307,6 +338,17 @@ class ValueTokenOutputSerializer(serializers.Serializer):
     probability = serializers.FloatField()
 
 
+@extend_schema_serializer(component_name="KeyStudy")
+class KeyStudySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    guideline_version = serializers.IntegerField(
+        allow_null=True, help_text="The latest version of the study's guidelines; null: none."
+    )
+    guidelines_acknowledged = serializers.BooleanField(
+        help_text="Whether the user acknowledged that latest version."
+    )
+
+
 class KeyDetailApi(AnnotatorApi):
     @extend_schema_serializer(component_name="KeyDetail")
     class OutputSerializer(serializers.Serializer):
@@ -323,6 +365,7 @@ class KeyDetailApi(AnnotatorApi):
         )
         prefixes = TriggerPrefixOutputSerializer(many=True)
         annotation = AnnotationStateSerializer()
+        study = KeyStudySerializer()
 
     @extend_schema(
         responses={200: OutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
@@ -354,6 +397,12 @@ class KeyDetailApi(AnnotatorApi):
             "value_top_tokens": tokens,
             "prefixes": detail.prefixes,
             "annotation": _read_state(key=key, request=request, ranks=ranks),
+            "study": {
+                "id": study.pk,
+                "guideline_version": key.guideline_latest,  # type: ignore[attr-defined]
+                "guidelines_acknowledged": key.guideline_latest is not None  # type: ignore[attr-defined]
+                and key.guideline_read == key.guideline_latest,  # type: ignore[attr-defined]
+            },
         }
         return Response(data)
 
@@ -373,12 +422,15 @@ class AnnotationApi(AnnotatorApi):
 
     @extend_schema(request=InputSerializer, responses=_WRITE_RESPONSES)
     def put(self, request: Request, key_id: int) -> Response:
-        key = _key_or_404(key_id=key_id, user=request.user)
+        key = _writable_key(key_id=key_id, user=request.user)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         annotation = _my_annotation(key=key, request=request)
         annotation = annotation_save(
-            annotation=annotation, actor=_me(request), **serializer.validated_data
+            annotation=annotation,
+            actor=_me(request),
+            guideline_version=_stamp(key),
+            **serializer.validated_data,
         )
         return Response(_state(annotation=annotation))
 
@@ -404,7 +456,7 @@ class PatternCreateApi(AnnotatorApi):
         responses={201: AnnotationStateSerializer, **_WRITE_RESPONSES},
     )
     def post(self, request: Request, key_id: int) -> Response:
-        key = _key_or_404(key_id=key_id, user=request.user)
+        key = _writable_key(key_id=key_id, user=request.user)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -418,6 +470,7 @@ class PatternCreateApi(AnnotatorApi):
             prefixes=_prefixes_by_rank(prefixes=prefixes, ranks=data["prefix_ranks"]),
             version=data["version"],
             client_id=data.get("client_id"),
+            guideline_version=_stamp(key),
         )
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         state = _state(
@@ -446,7 +499,7 @@ class PatternDetailApi(AnnotatorApi):
 
     @extend_schema(request=InputSerializer, responses=_WRITE_RESPONSES)
     def patch(self, request: Request, key_id: int, pattern_id: int) -> Response:
-        key = _key_or_404(key_id=key_id, user=request.user)
+        key = _writable_key(key_id=key_id, user=request.user)
         pattern = self._pattern(request, key, pattern_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -460,6 +513,7 @@ class PatternDetailApi(AnnotatorApi):
             description=data.get("description"),
             kind=data.get("kind"),
             prefixes=None if ranks is None else _prefixes_by_rank(prefixes=prefixes, ranks=ranks),
+            guideline_version=_stamp(key),
         )
         return Response(_state(annotation=annotation, ranks=_ranks(prefixes)))
 
@@ -477,12 +531,15 @@ class PatternDetailApi(AnnotatorApi):
         "some clients and proxies drop the body of a DELETE.",
     )
     def delete(self, request: Request, key_id: int, pattern_id: int) -> Response:
-        key = _key_or_404(key_id=key_id, user=request.user)
+        key = _writable_key(key_id=key_id, user=request.user)
         pattern = self._pattern(request, key, pattern_id)
         serializer = VersionInputSerializer(data=request.query_params)
         serializer.is_valid(raise_exception=True)
         annotation = pattern_delete(
-            pattern=pattern, actor=_me(request), version=serializer.validated_data["version"]
+            pattern=pattern,
+            actor=_me(request),
+            version=serializer.validated_data["version"],
+            guideline_version=_stamp(key),
         )
         return Response(_state(annotation=annotation))
 
@@ -494,12 +551,15 @@ class AnnotationSubmitApi(AnnotatorApi):
         description="Submit the annotation (zero patterns is allowed: a finding too).",
     )
     def post(self, request: Request, key_id: int) -> Response:
-        key = _key_or_404(key_id=key_id, user=request.user)
+        key = _writable_key(key_id=key_id, user=request.user)
         serializer = VersionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         annotation = _my_annotation(key=key, request=request)
         annotation = annotation_submit(
-            annotation=annotation, actor=_me(request), version=serializer.validated_data["version"]
+            annotation=annotation,
+            actor=_me(request),
+            version=serializer.validated_data["version"],
+            guideline_version=_stamp(key),
         )
         return Response(_state(annotation=annotation))
 
@@ -507,11 +567,14 @@ class AnnotationSubmitApi(AnnotatorApi):
 class AnnotationReopenApi(AnnotatorApi):
     @extend_schema(request=VersionInputSerializer, responses=_WRITE_RESPONSES)
     def post(self, request: Request, key_id: int) -> Response:
-        key = _key_or_404(key_id=key_id, user=request.user)
+        key = _writable_key(key_id=key_id, user=request.user)
         serializer = VersionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         annotation = _my_annotation(key=key, request=request)
         annotation = annotation_reopen(
-            annotation=annotation, actor=_me(request), version=serializer.validated_data["version"]
+            annotation=annotation,
+            actor=_me(request),
+            version=serializer.validated_data["version"],
+            guideline_version=_stamp(key),
         )
         return Response(_state(annotation=annotation))

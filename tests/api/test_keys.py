@@ -640,6 +640,11 @@ def test_the_key_screen_and_every_write_answer_what_the_serializers_make(alice, 
             ],
             "prefixes": key.prefixes.order_by("rank"),
             "annotation": annotation_view(annotation=annotation),
+            "study": {
+                "id": key.study_id,
+                "guideline_version": None,
+                "guidelines_acknowledged": False,
+            },
         }
     )
     assert _open(client, key) == _serialized(detail)

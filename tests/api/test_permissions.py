@@ -160,6 +160,20 @@ ADMIN = [
     ),
     Endpoint("batch list", "get", lambda w: f"/api/admin/studies/{w.study.pk}/batches/", None, 200),
     Endpoint(
+        "guideline versions",
+        "get",
+        lambda w: f"/api/admin/studies/{w.study.pk}/guidelines/",
+        None,
+        200,
+    ),
+    Endpoint(
+        "guideline publish",
+        "post",
+        lambda w: f"/api/admin/studies/{w.study.pk}/guidelines/",
+        lambda w: {"text": "# Rules"},
+        201,
+    ),
+    Endpoint(
         "batch create",
         "post",
         lambda w: f"/api/admin/studies/{w.study.pk}/batches/",

@@ -299,7 +299,36 @@ export const api = {
         body: { version },
       }),
     ),
+  /** The study's guidelines as they are now, and whether the user acknowledged them. */
+  guidelines: (studyId: number) =>
+    call(
+      client.GET('/api/studies/{study_id}/guidelines/', {
+        params: { path: { study_id: studyId } },
+      }),
+    ),
+  /** Record that the user read `version` (409 `guidelines_changed` if not the latest). */
+  acknowledgeGuidelines: (studyId: number, version: number) =>
+    call(
+      client.POST('/api/studies/{study_id}/guidelines/acknowledge/', {
+        params: { path: { study_id: studyId } },
+        body: { version },
+      }),
+    ),
   admin: {
+    /** Every version of a study's guidelines, newest first. */
+    guidelines: (studyId: number) =>
+      call(
+        client.GET('/api/admin/studies/{study_id}/guidelines/', {
+          params: { path: { study_id: studyId } },
+        }),
+      ),
+    publishGuidelines: (studyId: number, text: string) =>
+      call(
+        client.POST('/api/admin/studies/{study_id}/guidelines/', {
+          params: { path: { study_id: studyId } },
+          body: { text },
+        }),
+      ),
     studies: () => call(client.GET('/api/admin/studies/')),
     study: (studyId: number) =>
       call(

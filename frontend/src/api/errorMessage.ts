@@ -47,6 +47,8 @@ export const ERROR_CODE_KEYS: Record<ErrorCode, ParseKeys> = {
   study_name_taken: 'errors.codes.study_name_taken',
   not_jsonl: 'errors.codes.not_jsonl',
   assign_needs_live: 'errors.codes.assign_needs_live',
+  guidelines_changed: 'errors.codes.guidelines_changed',
+  guidelines_not_acknowledged: 'errors.codes.guidelines_not_acknowledged',
 };
 
 /** DRF's codes for a field's error whose message says nothing the code does not. */

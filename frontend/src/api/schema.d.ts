@@ -295,6 +295,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/studies/{study_id}/guidelines/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every version of the study's guidelines, newest first. */
+        get: operations["admin_studies_guidelines_list"];
+        put?: never;
+        /** @description Publish a new version (the next number). Annotators who acknowledged an earlier one can go on writing; the workspace asks them to read the new one. */
+        post: operations["admin_studies_guidelines_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/studies/{study_id}/report/": {
         parameters: {
             query?: never;
@@ -712,6 +730,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/studies/{study_id}/guidelines/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The study's guidelines as they are now, and whether the user acknowledged them. For annotators of the study, curators and admins. */
+        get: operations["studies_guidelines_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/studies/{study_id}/guidelines/acknowledge/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Record that the user read this version (idempotent). A version that is not the latest is 409 `guidelines_changed` with the current guidelines. */
+        post: operations["studies_guidelines_acknowledge_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -947,6 +999,8 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `guidelines_changed` - GUIDELINES_CHANGED
+             *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
             code: components["schemas"]["ErrorCodeEnum"];
             current: components["schemas"]["AnnotationState"];
@@ -999,6 +1053,8 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `guidelines_changed` - GUIDELINES_CHANGED
+             *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
             code: components["schemas"]["ErrorCodeEnum"];
         };
@@ -1040,9 +1096,11 @@ export interface components {
          *     * `study_name_taken` - STUDY_NAME_TAKEN
          *     * `not_jsonl` - NOT_JSONL
          *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+         *     * `guidelines_changed` - GUIDELINES_CHANGED
+         *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live";
+        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "guidelines_changed" | "guidelines_not_acknowledged";
         ExportJob: {
             id: number;
             study_id: number;
@@ -1137,6 +1195,8 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `guidelines_changed` - GUIDELINES_CHANGED
+             *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
             code: components["schemas"]["ErrorCodeEnum"];
             /** @description Null: the key has no gold yet. */
@@ -1171,6 +1231,72 @@ export interface components {
         GoldVersionedActionRequest: {
             /** @description The gold's version as read; 0 while the key has no gold. */
             version: number;
+        };
+        GuidelineAcknowledgeRequest: {
+            /** @description The version the user read. */
+            version: number;
+        };
+        GuidelinePublishRequest: {
+            /** @description Markdown (no raw HTML is rendered). */
+            text: string;
+        };
+        GuidelineVersion: {
+            version: number;
+            /** @description Markdown; rendered without raw HTML. */
+            text: string;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description How many users acknowledged it. */
+            acknowledged_by: number;
+        };
+        GuidelinesConflict: {
+            detail: string;
+            /**
+             * @description Stable name of the error, for clients to translate; `detail` is English.
+             *
+             *     * `invalid` - INVALID
+             *     * `parse_error` - PARSE_ERROR
+             *     * `nested_too_deeply` - NESTED_TOO_DEEPLY
+             *     * `bad_request` - BAD_REQUEST
+             *     * `not_authenticated` - NOT_AUTHENTICATED
+             *     * `authentication_failed` - AUTHENTICATION_FAILED
+             *     * `permission_denied` - PERMISSION_DENIED
+             *     * `csrf_failed` - CSRF_FAILED
+             *     * `not_found` - NOT_FOUND
+             *     * `method_not_allowed` - METHOD_NOT_ALLOWED
+             *     * `not_acceptable` - NOT_ACCEPTABLE
+             *     * `unsupported_media_type` - UNSUPPORTED_MEDIA_TYPE
+             *     * `throttled` - THROTTLED
+             *     * `body_too_large` - BODY_TOO_LARGE
+             *     * `data_too_large` - DATA_TOO_LARGE
+             *     * `server_error` - SERVER_ERROR
+             *     * `database_unavailable` - DATABASE_UNAVAILABLE
+             *     * `queue_unavailable` - QUEUE_UNAVAILABLE
+             *     * `invalid_credentials` - INVALID_CREDENTIALS
+             *     * `password_link_invalid` - PASSWORD_LINK_INVALID
+             *     * `stale_version` - STALE_VERSION
+             *     * `annotation_submitted` - ANNOTATION_SUBMITTED
+             *     * `gold_submitted` - GOLD_SUBMITTED
+             *     * `rule_violation` - RULE_VIOLATION
+             *     * `note_too_long` - NOTE_TOO_LONG
+             *     * `pattern_needs_three_prefixes` - PATTERN_NEEDS_THREE_PREFIXES
+             *     * `pattern_prefix_of_another_key` - PATTERN_PREFIX_OF_ANOTHER_KEY
+             *     * `pattern_duplicate_prefixes` - PATTERN_DUPLICATE_PREFIXES
+             *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
+             *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
+             *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `mining_refused` - MINING_REFUSED
+             *     * `export_unavailable` - EXPORT_UNAVAILABLE
+             *     * `import_refused` - IMPORT_REFUSED
+             *     * `study_name_taken` - STUDY_NAME_TAKEN
+             *     * `not_jsonl` - NOT_JSONL
+             *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `guidelines_changed` - GUIDELINES_CHANGED
+             *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
+             */
+            code: components["schemas"]["ErrorCodeEnum"];
+            current: components["schemas"]["StudyGuidelines"];
         };
         ImportErrors: {
             /** @description The first error. */
@@ -1215,6 +1341,8 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `guidelines_changed` - GUIDELINES_CHANGED
+             *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
             code: components["schemas"]["ErrorCodeEnum"];
             /** @description Every error found, each naming its line (or its form field). */
@@ -1231,6 +1359,7 @@ export interface components {
             value_top_tokens: components["schemas"]["ValueToken"][] | null;
             prefixes: components["schemas"]["TriggerPrefix"][];
             annotation: components["schemas"]["AnnotationState"];
+            study: components["schemas"]["KeyStudy"];
         };
         /**
          * @description * `unclear` - unclear
@@ -1243,6 +1372,13 @@ export interface components {
         KeyRefRequest: {
             layer: number;
             index: number;
+        };
+        KeyStudy: {
+            id: number;
+            /** @description The latest version of the study's guidelines; null: none. */
+            guideline_version: number | null;
+            /** @description Whether the user acknowledged that latest version. */
+            guidelines_acknowledged: boolean;
         };
         /**
          * @description * `new` - new
@@ -1859,6 +1995,18 @@ export interface components {
             created_at: string;
             layers: components["schemas"]["StudyLayer"][];
         };
+        StudyGuidelines: {
+            /** @description The latest; null: none yet. */
+            version: number | null;
+            /** @description Markdown; empty when none. */
+            text: string;
+            /** Format: date-time */
+            created_at: string | null;
+            /** @description Whether the user acknowledged this (the latest) version. */
+            acknowledged: boolean;
+            /** @description The latest version the user acknowledged; null: none. */
+            acknowledged_version: number | null;
+        };
         StudyImportRequest: {
             /**
              * Format: binary
@@ -2001,6 +2149,8 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `guidelines_changed` - GUIDELINES_CHANGED
+             *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
             code: components["schemas"]["ErrorCodeEnum"];
             /** @description Per field (nested as the input is): a list of `FieldError`. */
@@ -2919,6 +3069,92 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExportJob"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_guidelines_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GuidelineVersion"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_guidelines_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GuidelinePublishRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GuidelineVersion"];
                 };
             };
             400: {
@@ -4295,6 +4531,100 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    studies_guidelines_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyGuidelines"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    studies_guidelines_acknowledge_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GuidelineAcknowledgeRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyGuidelines"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GuidelinesConflict"];
                 };
             };
         };

@@ -12,6 +12,7 @@ import { KeyActivityNotice } from '../workspace/KeyActivityNotice';
 import { useComposerDraft } from '../workspace/composerDraft';
 import type { ShownDraft } from '../workspace/composerDraft';
 import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
+import { GuidelinesDialog, GuidelinesGate } from '../workspace/GuidelinesGate';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { lookUpKey } from '../workspace/keymap';
 import { nextKeyFor } from '../workspace/nextKey';
@@ -26,6 +27,7 @@ import { initialSelection, selectionReducer } from '../workspace/selection';
 import { ValueTokens } from '../workspace/ValueTokens';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { useCharacterKeys } from '../workspace/useCharacterKeys';
+import { useGuidelines } from '../workspace/useGuidelines';
 import { useKeyDetail } from '../workspace/useKeyDetail';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
 import { useQueueNotices } from '../workspace/useQueueNotices';
@@ -73,6 +75,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     Number.isInteger(assignmentParam) && assignmentParam > 0 ? assignmentParam : undefined;
 
   const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue);
+  const guidelines = useGuidelines(load.kind === 'ready' ? load.detail.study : null);
   const snapshot = useQueueSnapshot(queue);
   const note = useNoteAutosave(queue, keyId, load.kind === 'ready');
   const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
@@ -299,13 +302,16 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       case 'help':
         setHelpOpen(true);
         break;
+      case 'guidelines':
+        guidelines.openDialog();
+        break;
     }
   }
 
   // Focus starts in the prefix list, where the keys act (unless the user is elsewhere);
   // before paint, so that a key pressed as soon as the list shows is not lost. Without
   // scrolling: the page opens at its top, with the composer on screen.
-  const ready = load.kind === 'ready';
+  const ready = load.kind === 'ready' && guidelines.gate === 'none';
   useLayoutEffect(() => {
     if (ready && (!document.activeElement || document.activeElement === document.body)) {
       listRef.current?.focus({ preventScroll: true });
@@ -342,6 +348,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       </section>
     );
   }
+  if (guidelines.gate !== 'none') return <GuidelinesGate guidelines={guidelines} />;
 
   return (
     // The shortcuts are the workspace's own (WCAG 2.1.4: scoped, and they can be turned
@@ -386,6 +393,13 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
             />{' '}
             {t('help.characterKeys')}
           </label>
+          <button
+            type="button"
+            onClick={guidelines.openDialog}
+            aria-keyshortcuts={characterKeys ? 'g' : undefined}
+          >
+            {t('guidelines.open')}
+          </button>
           <button
             type="button"
             onClick={() => setHelpOpen(true)}
@@ -508,6 +522,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       {helpOpen && (
         <KeyboardHelp onClose={() => setHelpOpen(false)} characterKeys={characterKeys} />
       )}
+      {guidelines.dialogOpen && <GuidelinesDialog guidelines={guidelines} />}
       {confirmEmpty && (
         <ConfirmEmptySubmit
           onCancel={() => setConfirmEmpty(false)}

@@ -36,7 +36,7 @@ import { useQueueNotices } from '../workspace/useQueueNotices';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
-import { REVIEW_KEYMAP } from './reviewKeymap';
+import { REVIEW_KEYMAP, type ReviewAction } from './reviewKeymap';
 import { goldState, useReviewQueue } from './reviewQueue';
 import type { GoldState } from './reviewQueue';
 
@@ -404,7 +404,8 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
 
   const { key, annotations, flags, neighbours } = detail;
   const cursorRank = prefixes[selection.cursor]?.rank;
-  const describeAction = (action: KeyAction) => t(`review.help.${action}`);
+  // KeyboardHelp lists REVIEW_KEYMAP's entries only, so every action it asks about is one.
+  const describeAction = (action: KeyAction) => t(`review.help.${action as ReviewAction}`);
   // One label column per annotator and one for the gold, the same in the head and the rows.
   const columns = {
     gridTemplateColumns: `2rem minmax(0, 1fr) repeat(${annotations.length + 1}, 3.5rem) 1.25rem`,

@@ -1,9 +1,12 @@
 // The review screen's keys: the workspace's (workspace/keymap.ts) for moving through and
 // selecting prefixes and composing a gold pattern, with `a` adopting the focused
 // annotator pattern (Enter still adds the composed one) and Ctrl+Enter saving the gold.
-import type { KeymapEntry } from '../workspace/keymap';
+import type { KeyAction, KeymapEntry } from '../workspace/keymap';
 
-export const REVIEW_KEYMAP: readonly KeymapEntry[] = [
+/** The workspace's actions that the review screen binds (it has no guidelines or flag). */
+export type ReviewAction = Exclude<KeyAction, 'guidelines' | 'flag'>;
+
+export const REVIEW_KEYMAP: readonly (KeymapEntry & { action: ReviewAction })[] = [
   { action: 'down', bindings: [{ key: 'j' }, { key: 'ArrowDown' }] },
   { action: 'up', bindings: [{ key: 'k' }, { key: 'ArrowUp' }] },
   { action: 'extendDown', bindings: [{ key: 'J' }, { key: 'ArrowDown', shift: true }] },

@@ -55,6 +55,7 @@ export function makeKey(overrides: Partial<KeyDetail> = {}): KeyDetail {
     value_top_tokens: null,
     prefixes: Array.from({ length: 25 }, (_, i) => makePrefix(i + 1)),
     annotation: makeState(),
+    study: { id: 7, guideline_version: null, guidelines_acknowledged: false },
     ...overrides,
   };
 }

@@ -48,4 +48,10 @@ describe('the workspace keymap', () => {
       expect.arrayContaining(['Shift + ↓', 'Space', 'Esc', 'Ctrl + Enter', 'Home', 'End']),
     );
   });
+
+  it('opens the guidelines on g, a single-character key; Home goes to the first prefix', () => {
+    expect(lookUpKey(press('g'), true)?.action).toBe('guidelines');
+    expect(lookUpKey(press('g'), false)).toBeNull();
+    expect(lookUpKey(press('Home'), true)?.action).toBe('first');
+  });
 });

@@ -19,6 +19,7 @@ export type KeyAction =
   | 'add'
   | 'note'
   | 'submit'
+  | 'guidelines'
   | 'help'
   /** The review screen's: adopt the focused annotator pattern into the gold. */
   | 'adopt';
@@ -42,7 +43,8 @@ export const KEYMAP: readonly KeymapEntry[] = [
   { action: 'up', bindings: [{ key: 'k' }, { key: 'ArrowUp' }] },
   { action: 'extendDown', bindings: [{ key: 'J' }, { key: 'ArrowDown', shift: true }] },
   { action: 'extendUp', bindings: [{ key: 'K' }, { key: 'ArrowUp', shift: true }] },
-  { action: 'first', bindings: [{ key: 'g' }, { key: 'Home' }] },
+  // `g` opens the study's guidelines (issue 13); Home still goes to the first prefix.
+  { action: 'first', bindings: [{ key: 'Home' }] },
   { action: 'last', bindings: [{ key: 'G' }, { key: 'End' }] },
   { action: 'toggle', bindings: [{ key: ' ' }, { key: 'x' }] },
   { action: 'clear', bindings: [{ key: 'Escape' }] },
@@ -51,6 +53,7 @@ export const KEYMAP: readonly KeymapEntry[] = [
   { action: 'add', bindings: [{ key: 'a' }, { key: 'Enter' }] },
   { action: 'note', bindings: [{ key: 'n' }] },
   { action: 'submit', bindings: [{ key: 'Enter', ctrl: true }] },
+  { action: 'guidelines', bindings: [{ key: 'g' }] },
   { action: 'help', bindings: [{ key: '?' }] },
 ];
 

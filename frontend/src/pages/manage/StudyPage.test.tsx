@@ -12,6 +12,7 @@ function setUp(patch: () => Response | Promise<Response>) {
   mockApi({
     'GET /api/admin/studies/7/': () => json(200, makeStudy()),
     'GET /api/admin/studies/7/batches/': () => json(200, []),
+    'GET /api/admin/studies/7/guidelines/': () => json(200, []),
     'PATCH /api/admin/studies/7/': (init) => {
       sent.push(JSON.parse(String(init?.body)));
       return patch();

@@ -9,6 +9,7 @@ import { errorMessage } from '../../api/errorMessage';
 import type { Batch, BatchCreateRequest, StudyDetail } from '../../api/types';
 import { Loading } from '../../components/Loading';
 import { adminKeys } from './adminKeys';
+import { StudyGuidelines } from './StudyGuidelines';
 
 export function StudyPage() {
   const { studyId } = useParams();
@@ -92,6 +93,8 @@ export function StudyPage() {
           </p>
         )}
       </div>
+
+      <StudyGuidelines studyId={id} />
 
       <h2>{t('manage.batches')}</h2>
       {batches.isPending && <Loading />}

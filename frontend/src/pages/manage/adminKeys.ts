@@ -9,6 +9,7 @@ export const adminKeys = {
   studies: () => ['admin', 'studies'] as const,
   study: (studyId: number) => ['admin', 'study', studyId] as const,
   batches: (studyId: number) => ['admin', 'batches', studyId] as const,
+  guidelines: (studyId: number) => ['admin', 'guidelines', studyId] as const,
   batchProgress: (batchId: number) => ['admin', 'batch-progress', batchId] as const,
   batchKeys: (batchId: number) => ['admin', 'batch-keys', batchId] as const,
   batchKeysPage: (batchId: number, offset: number) =>
