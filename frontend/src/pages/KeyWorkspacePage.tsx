@@ -26,6 +26,7 @@ import { initialSelection, selectionReducer } from '../workspace/selection';
 import { ValueTokens } from '../workspace/ValueTokens';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { useCharacterKeys } from '../workspace/useCharacterKeys';
+import { useActiveTime } from '../workspace/useActiveTime';
 import { useKeyDetail } from '../workspace/useKeyDetail';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
 import { useQueueNotices } from '../workspace/useQueueNotices';
@@ -74,7 +75,10 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue);
   const snapshot = useQueueSnapshot(queue);
-  const note = useNoteAutosave(queue, keyId, load.kind === 'ready');
+  const activeSeconds = useActiveTime(
+    load.kind === 'ready' ? load.detail.annotation.active_seconds : undefined,
+  );
+  const note = useNoteAutosave(queue, keyId, load.kind === 'ready', activeSeconds);
   const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
   const [helpOpen, setHelpOpen] = useState(false);
   const [confirmEmpty, setConfirmEmpty] = useState(false);
@@ -211,7 +215,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     setAdvancing(true);
     // Whatever is held back (the note, a delete that could still be undone) goes now.
     queue.release(keyId);
-    if (!submitted) queue.enqueue(keyId, { type: 'submit' });
+    if (!submitted) queue.enqueue(keyId, { type: 'submit', activeSeconds: activeSeconds() });
     await queue.whenSettled(keyId);
     try {
       const next = await nextKeyFor(assignmentId);
@@ -225,7 +229,18 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [], place: 'submit' });
       setAdvancing(false);
     }
-  }, [advancing, load.kind, submitted, queue, keyId, assignmentId, navigate, t, setNotice]);
+  }, [
+    advancing,
+    load.kind,
+    submitted,
+    queue,
+    keyId,
+    activeSeconds,
+    assignmentId,
+    navigate,
+    t,
+    setNotice,
+  ]);
 
   function reopen() {
     queue.enqueue(keyId, { type: 'reopen' });

@@ -23,6 +23,7 @@ export function makeState(overrides: Partial<AnnotationState> = {}): AnnotationS
     updated_at: '2025-03-01T09:30:00Z',
     patterns: [],
     labels: [],
+    active_seconds: 0,
     ...overrides,
   };
 }
@@ -55,6 +56,7 @@ export function makeKey(overrides: Partial<KeyDetail> = {}): KeyDetail {
     value_top_tokens: null,
     prefixes: Array.from({ length: 25 }, (_, i) => makePrefix(i + 1)),
     annotation: makeState(),
+    flag: null,
     ...overrides,
   };
 }

@@ -9,9 +9,15 @@ export const NOTE_DELAY_MS = 800;
 /**
  * The annotation's note as typed. Every change goes into the write queue at once (so a
  * reload or a closed tab keeps it), held back a moment so that typing sends one save,
- * not one per key; blur, Escape and submit send it at once.
+ * not one per key; blur, Escape and submit send it at once. Each save carries the
+ * running total of active time on the key (`activeSeconds`, useActiveTime).
  */
-export function useNoteAutosave(queue: WriteQueue, keyId: number, ready: boolean) {
+export function useNoteAutosave(
+  queue: WriteQueue,
+  keyId: number,
+  ready: boolean,
+  activeSeconds?: () => number,
+) {
   const [draft, setDraft] = useState<string | null>(null);
   const value = useRef<string | null>(null);
 
@@ -32,7 +38,11 @@ export function useNoteAutosave(queue: WriteQueue, keyId: number, ready: boolean
   function change(note: string) {
     setDraft(note);
     value.current = note;
-    queue.enqueue(keyId, { type: 'note', note }, { holdMs: NOTE_DELAY_MS });
+    queue.enqueue(
+      keyId,
+      { type: 'note', note, activeSeconds: activeSeconds?.() },
+      { holdMs: NOTE_DELAY_MS },
+    );
   }
 
   /** The server's note, after a conflict: shown unless a save of the annotator's waits. */
