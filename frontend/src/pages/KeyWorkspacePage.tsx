@@ -13,6 +13,7 @@ import { useComposerDraft } from '../workspace/composerDraft';
 import type { ShownDraft } from '../workspace/composerDraft';
 import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
+import { KeyFlagControl } from '../workspace/KeyFlagControl';
 import { lookUpKey } from '../workspace/keymap';
 import { nextKeyFor } from '../workspace/nextKey';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
@@ -81,6 +82,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const note = useNoteAutosave(queue, keyId, load.kind === 'ready', activeSeconds);
   const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
   const [helpOpen, setHelpOpen] = useState(false);
+  const [flagOpen, setFlagOpen] = useState(false);
   const [confirmEmpty, setConfirmEmpty] = useState(false);
   const [characterKeys, setCharacterKeys] = useCharacterKeys();
   const [advancing, setAdvancing] = useState(false);
@@ -314,6 +316,9 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       case 'help':
         setHelpOpen(true);
         break;
+      case 'flag':
+        setFlagOpen(true);
+        break;
     }
   }
 
@@ -408,6 +413,14 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           >
             {t('help.open')}
           </button>
+          <KeyFlagControl
+            keyId={keyId}
+            initial={detail.flag}
+            open={flagOpen}
+            onOpen={() => setFlagOpen(true)}
+            onClose={() => setFlagOpen(false)}
+            characterKeys={characterKeys}
+          />
         </div>
       </div>
 

@@ -19,6 +19,7 @@ export type KeyAction =
   | 'add'
   | 'note'
   | 'submit'
+  | 'flag'
   | 'help';
 
 export interface KeyBinding {
@@ -49,6 +50,7 @@ export const KEYMAP: readonly KeymapEntry[] = [
   { action: 'add', bindings: [{ key: 'a' }, { key: 'Enter' }] },
   { action: 'note', bindings: [{ key: 'n' }] },
   { action: 'submit', bindings: [{ key: 'Enter', ctrl: true }] },
+  { action: 'flag', bindings: [{ key: 'f' }] },
   { action: 'help', bindings: [{ key: '?' }] },
 ];
 
