@@ -98,10 +98,15 @@ def check_serve(
     user_id: int,
     assignment_id: int,
 ) -> int | None:
-    """The check key that the annotator's current slot serves, served now (recorded),
-    or None when the slot draws none or no check key is eligible."""
+    """The check key the annotator is to work on next in the study, or None: one served
+    to them and not yet submitted (resumed); else the one their current slot draws,
+    served now (recorded); None when the slot draws none or no check key is eligible.
+    Asked twice, it answers the same (the second call resumes what the first served)."""
     if rate <= 0.0:
         return None
+    served = check_served_unsubmitted(user_id=user_id, study_id=study_id)
+    if served is not None:
+        return served.key_id
     slot = check_slot(study_id=study_id, user_id=user_id)
     if not slot_draws_check(
         study_id=study_id, study_seed=study_seed, annotator_id=user_id, slot=slot, rate=rate

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..checks import check_serve, check_served_unsubmitted
+from ..checks import check_serve
 from ..limits import MAX_DESCRIPTION, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
 from ..models import Annotation, Key, KeyFlag, Pattern, TriggerPrefix
 from ..permissions import IsAnnotator
@@ -304,19 +304,13 @@ class NextKeyApi(AnnotatorApi):
         # A check key (annotate.checks), unannounced: reported under the assignment
         # being worked, in the same shape as any key. In a study that serves checks, one
         # served and not yet submitted comes first; else the slot may draw a new one.
-        if next_key.check_rate <= 0.0:
-            return Response(self.OutputSerializer(next_key).data)
-        user_id = cast(int, request.user.pk)
-        served = check_served_unsubmitted(user_id=user_id, study_id=next_key.study_id)
-        check_key_id = served.key_id if served is not None else None
-        if check_key_id is None:
-            check_key_id = check_serve(
-                study_id=next_key.study_id,
-                study_seed=next_key.study_seed,
-                rate=next_key.check_rate,
-                user_id=user_id,
-                assignment_id=next_key.assignment_id,
-            )
+        check_key_id = check_serve(
+            study_id=next_key.study_id,
+            study_seed=next_key.study_seed,
+            rate=next_key.check_rate,
+            user_id=cast(int, request.user.pk),
+            assignment_id=next_key.assignment_id,
+        )
         if check_key_id is not None:
             return Response({"key_id": check_key_id, "assignment_id": next_key.assignment_id})
         return Response(self.OutputSerializer(next_key).data)

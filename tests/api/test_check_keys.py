@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from annotate.checks import check_serve
 from annotate.models import Annotation, CheckServing, GoldAnnotation
 from tests.conftest import client_for
 from tests.factories import AnnotationFactory, assigned_batch, key_with_prefixes
@@ -137,3 +140,36 @@ def test_another_annotator_cannot_open_or_write_someone_elses_check(alice, bob, 
 def test_a_check_key_is_not_open_before_it_is_served(alice, setup):
     _, _, checks = setup
     assert client_for(alice).get(f"/api/keys/{checks[0].pk}/").status_code == 404
+
+
+def test_serving_the_same_slot_twice_records_one_serving(alice, setup):
+    batch, _, _ = setup
+    study = batch.study
+    args = {
+        "study_id": study.pk,
+        "study_seed": study.seed,
+        "rate": 1.0,
+        "user_id": alice.pk,
+        "assignment_id": batch.assignments.get().pk,
+    }
+    first, second = check_serve(**args), check_serve(**args)
+    assert first == second
+    assert CheckServing.objects.filter(annotator=alice).count() == 1
+    assert CheckServing.objects.get().slot == 0
+
+
+def test_next_key_costs_the_same_queries_for_2_or_20_check_keys(alice, setup):
+    batch, _, _ = setup
+    client = client_for(alice)
+    with CaptureQueriesContext(connection) as few:
+        _next(client)
+    CheckServing.objects.all().delete()
+    for _ in range(18):
+        GoldAnnotation.objects.create(
+            key=key_with_prefixes(3, study=batch.study),
+            status=GoldAnnotation.Status.SUBMITTED,
+            is_check=True,
+        )
+    with CaptureQueriesContext(connection) as many:
+        _next(client)
+    assert len(few) == len(many)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotate.models import KeyFlag
 from tests.conftest import client_for
@@ -71,3 +73,14 @@ def test_an_unassigned_key_cannot_be_flagged(alice, key):
     assert _flag(client_for(alice), other, reason="unclear").status_code == 404
     assert client_for(alice).delete(f"/api/keys/{other.pk}/flag/").status_code == 404
     assert not KeyFlag.objects.exists()
+
+
+def test_the_flag_costs_the_key_detail_no_query(alice, key):
+    client = client_for(alice)
+    client.get(f"/api/keys/{key.pk}/")  # the session's first read
+    with CaptureQueriesContext(connection) as without:
+        client.get(f"/api/keys/{key.pk}/")
+    _flag(client, key, reason="unclear")
+    with CaptureQueriesContext(connection) as with_flag:
+        client.get(f"/api/keys/{key.pk}/")
+    assert len(without) == len(with_flag)
