@@ -33,16 +33,40 @@ export function useNoteAutosave(
 
   const flush = useCallback(() => queue.release(keyId, 'note'), [queue, keyId]);
 
-  useEffect(() => () => flush(), [flush]);
+  // The active time last sent (or read from the server), so that leaving sends it only
+  // when it grew.
+  const sentSeconds = useRef<number | null>(null);
+  const timeOf = useRef(activeSeconds);
+  timeOf.current = activeSeconds;
+  useEffect(() => {
+    if (ready && sentSeconds.current === null) {
+      sentSeconds.current = queue.stateOf(keyId)?.active_seconds ?? 0;
+    }
+  }, [ready, queue, keyId]);
+
+  useEffect(
+    () => () => {
+      flush();
+      // Leaving a draft: its time goes in a save of the note as it is (the server keeps
+      // the note and records the time). Not for a key only opened (that would start
+      // it), nor a submitted one, nor when a note save or a submit is on its way.
+      const seconds = timeOf.current?.();
+      const state = queue.stateOf(keyId);
+      if (seconds === undefined || !state || state.status !== 'draft') return;
+      if (value.current === null || seconds < (sentSeconds.current ?? 0) + 1) return;
+      const writes = queue.pendingFor(keyId);
+      if (writes.some((write) => write.op.type === 'note' || write.op.type === 'submit')) return;
+      queue.enqueue(keyId, { type: 'note', note: value.current, activeSeconds: seconds });
+    },
+    [flush, queue, keyId],
+  );
 
   function change(note: string) {
     setDraft(note);
     value.current = note;
-    queue.enqueue(
-      keyId,
-      { type: 'note', note, activeSeconds: activeSeconds?.() },
-      { holdMs: NOTE_DELAY_MS },
-    );
+    const seconds = activeSeconds?.();
+    if (seconds !== undefined) sentSeconds.current = seconds;
+    queue.enqueue(keyId, { type: 'note', note, activeSeconds: seconds }, { holdMs: NOTE_DELAY_MS });
   }
 
   /** The server's note, after a conflict: shown unless a save of the annotator's waits. */
