@@ -19,6 +19,7 @@ from django.db.models import (
     IntegerField,
     OuterRef,
     Prefetch,
+    Q,
     QuerySet,
     Subquery,
     Value,
@@ -33,6 +34,7 @@ from .models import (
     Guideline,
     GuidelineAcknowledgement,
     Key,
+    KeyFlag,
     Pattern,
     Study,
     TriggerPrefix,
@@ -111,6 +113,7 @@ class AnnotationView:
     updated_at: Any
     patterns: list[PatternView]
     labels: list[PrefixLabel]
+    active_seconds: float = 0.0
 
 
 def pattern_list_for_annotation(*, annotation_id: int) -> list[PatternView]:
@@ -173,6 +176,7 @@ def annotation_view(
         updated_at=annotation.updated_at,
         patterns=list(patterns),
         labels=[PrefixLabel(rank=r, label=label) for r, label in zip(ranks, labels, strict=True)],
+        active_seconds=annotation.active_seconds,
     )
 
 
@@ -304,6 +308,10 @@ def key_count_for_assignment(*, assignment: Assignment) -> int:
 class NextKey:
     key_id: int
     assignment_id: int
+    # The key's study and how often it serves check keys (``annotate.checks``).
+    study_id: int = 0
+    study_seed: int = 0
+    check_rate: float = 0.0
 
 
 def key_next_for_annotator(*, user: User, assignment_id: int | None = None) -> NextKey | None:
@@ -317,18 +325,27 @@ def key_next_for_annotator(*, user: User, assignment_id: int | None = None) -> N
         rows = rows.filter(assignment_id=assignment_id)
     row = (
         rows.order_by("assignment__created_at", "assignment_id", "key__layer", "key__index")
-        .values_list("key_id", "assignment_id")
+        .values_list(
+            "key_id", "assignment_id", "key__study_id", "key__study__seed", "key__study__check_rate"
+        )
         .first()
     )
-    return None if row is None else NextKey(key_id=row[0], assignment_id=row[1])
+    if row is None:
+        return None
+    return NextKey(
+        key_id=row[0], assignment_id=row[1], study_id=row[2], study_seed=row[3], check_rate=row[4]
+    )
 
 
 def _assigned_key(*, key_id: int, user: User) -> QuerySet[Key]:
     # A join rather than Exists(): the ORM takes ~1 ms of CPU more to build the subquery
     # (measured), on every annotator request. A key in two of the user's assignments
-    # comes twice; the callers take the first row.
+    # comes twice; the callers take the first row. A check key served to the user
+    # (``annotate.checks``) is theirs to work on like an assigned one.
     return Key.objects.filter(
-        pk=key_id, assignments__annotator_id=user.pk, study__archived=False
+        Q(assignments__annotator_id=user.pk) | Q(check_servings__annotator_id=user.pk),
+        pk=key_id,
+        study__archived=False,
     ).order_by()
 
 
@@ -358,8 +375,8 @@ def key_get_for_write(*, key_id: int, user: User) -> Key | None:
 
 
 def key_get_for_annotator(*, key_id: int, user: User) -> Key | None:
-    """The key, only if it is in one of the user's assignments; None otherwise, whether
-    or not the key exists. One query."""
+    """The key, only if it is in one of the user's assignments (or was served to them as
+    a check); None otherwise, whether or not the key exists. One query."""
     return _assigned_key(key_id=key_id, user=user).only("id", "study_id", "layer", "index").first()
 
 
@@ -391,6 +408,7 @@ KEY_DETAIL_PREFIX_FIELDS = (
 class KeyDetail:
     key: Key  # with its study; only what the annotator's screen shows is loaded
     prefixes: list[dict[str, Any]]  # KEY_DETAIL_PREFIX_FIELDS of each prefix, rank order
+    flag: dict[str, str] | None  # the user's own flag on the key: {reason, note}
 
 
 def key_detail_for_annotator(*, key_id: int, user: User) -> KeyDetail | None:
@@ -402,9 +420,14 @@ def key_detail_for_annotator(*, key_id: int, user: User) -> KeyDetail | None:
     (DESIGN §8 budgets it), and 25 prefixes through model instances and DRF fields cost
     more CPU than the two queries themselves.
     """
+    mine = KeyFlag.objects.filter(key_id=OuterRef("pk"), annotator_id=user.pk)
     key = (
         _assigned_key(key_id=key_id, user=user)
         .select_related("study")
+        .annotate(
+            my_flag_reason=Subquery(mine.values("reason")[:1]),
+            my_flag_note=Subquery(mine.values("note")[:1]),
+        )
         .only(
             "id",
             "layer",
@@ -424,7 +447,9 @@ def key_detail_for_annotator(*, key_id: int, user: User) -> KeyDetail | None:
         .order_by("rank")
         .values(*KEY_DETAIL_PREFIX_FIELDS)
     )
-    return KeyDetail(key=key, prefixes=prefixes)
+    reason = getattr(key, "my_flag_reason", None)
+    flag = None if reason is None else {"reason": reason, "note": key.my_flag_note}
+    return KeyDetail(key=key, prefixes=prefixes, flag=flag)
 
 
 # --- guidelines -------------------------------------------------------------------------
@@ -580,7 +605,9 @@ def annotator_list() -> QuerySet[Any]:
         .values("n")
     )
     submitted = (
-        Annotation.objects.filter(annotator=OuterRef("pk"), status=Annotation.Status.SUBMITTED)
+        Annotation.objects.filter(
+            annotator=OuterRef("pk"), status=Annotation.Status.SUBMITTED, is_check=False
+        )
         .order_by()
         .values("annotator")
         .annotate(n=Count("id"))

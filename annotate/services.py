@@ -40,9 +40,11 @@ from .models import (
     Assignment,
     AssignmentKey,
     Batch,
+    CheckServing,
     Guideline,
     GuidelineAcknowledgement,
     Key,
+    KeyFlag,
     Pattern,
     Study,
     TriggerPrefix,
@@ -792,24 +794,35 @@ def _key_is_assigned(*, key: Key, annotator: User) -> bool:
     ).exists()
 
 
+def _key_is_served_check(*, key: Key, annotator: User) -> bool:
+    return CheckServing.objects.filter(
+        key=key, annotator=annotator, key__study__archived=False
+    ).exists()
+
+
 def annotation_get_or_create_for(
     *, key: Key, annotator: User, guideline_version: GuidelineStamp = KEEP
 ) -> Annotation:
     """The annotator's annotation of ``key``, created as an empty draft on first use.
 
-    Only for a key in one of the annotator's assignments (``KeyNotAssigned`` otherwise).
-    The reads need no transaction; the create and its audit record are one
-    (``get_or_create`` inside ``atomic`` would add a savepoint and a second read).
+    Only for a key in one of the annotator's assignments, or served to them as a check
+    key (``annotate.checks``; its annotation is made with ``is_check``), and
+    ``KeyNotAssigned`` otherwise. The reads need no transaction; the create and its
+    audit record are one (``get_or_create`` inside ``atomic`` would add a savepoint and a
+    second read).
     """
-    if not _key_is_assigned(key=key, annotator=annotator):
-        raise KeyNotAssigned
     annotation = Annotation.objects.filter(key=key, annotator=annotator).order_by().first()
+    assigned = _key_is_assigned(key=key, annotator=annotator)
+    is_check = not assigned and _key_is_served_check(key=key, annotator=annotator)
+    if not (assigned or is_check):
+        raise KeyNotAssigned
     if annotation is not None:
         return annotation
     try:
         return _annotation_create(
             key=key,
             annotator=annotator,
+            is_check=is_check,
             guideline_version=None if guideline_version is KEEP else guideline_version,
         )
     except IntegrityError:
@@ -818,12 +831,30 @@ def annotation_get_or_create_for(
 
 
 @transaction.atomic
-def _annotation_create(*, key: Key, annotator: User, guideline_version: int | None) -> Annotation:
+def _annotation_create(
+    *, key: Key, annotator: User, guideline_version: int | None, is_check: bool = False
+) -> Annotation:
     annotation = Annotation.objects.create(
-        key=key, annotator=annotator, guideline_version=guideline_version
+        key=key, annotator=annotator, guideline_version=guideline_version, is_check=is_check
     )
     _record(annotation, annotator, AnnotationEvent.Action.CREATE, None, patterns=[])
     return annotation
+
+
+# The most active time one annotation can record (30 days): a client's total above it is
+# refused (400), not stored.
+MAX_ACTIVE_SECONDS = 30 * 24 * 3600.0
+
+
+def annotation_active_time_record(*, annotation: Annotation, seconds: float) -> None:
+    """Record the annotator's active time on the annotation: the largest total it has
+    been sent (one UPDATE, so two requests in flight cannot lower it, and a retried one
+    cannot count twice). Not a change of the annotation: no version, no audit record."""
+    if not 0.0 <= seconds <= MAX_ACTIVE_SECONDS:
+        raise ServiceError(f"Active time must be 0 to {MAX_ACTIVE_SECONDS:g} seconds.")
+    Annotation.objects.filter(pk=annotation.pk, active_seconds__lt=seconds).update(
+        active_seconds=seconds
+    )
 
 
 @transaction.atomic
@@ -1070,3 +1101,29 @@ def guideline_acknowledge(*, study: Study, user: User, version: int) -> Guidelin
         raise GuidelinesChanged
     GuidelineAcknowledgement.objects.get_or_create(guideline=latest, user=user)
     return latest
+
+
+# --- flags ------------------------------------------------------------------------------
+
+FLAG_NOTE_NEEDED = "Say what is wrong when the reason is other."
+
+
+def key_flag_set(*, key: Key, annotator: User, reason: str, note: str) -> KeyFlag:
+    """Flag ``key`` (a key the caller found through the annotator's own keys), or replace
+    the annotator's flag on it: one flag per annotator and key."""
+    note = note.strip()
+    if reason not in KeyFlag.Reason.values:
+        raise ServiceError(f"Unknown reason {reason!r}.")
+    if reason == KeyFlag.Reason.OTHER and not note:
+        raise ServiceError(FLAG_NOTE_NEEDED)
+    if len(note) > NOTE_MAX_LENGTH:
+        raise ServiceError(NOTE_TOO_LONG.format(n=NOTE_MAX_LENGTH), code="note_too_long")
+    flag, _ = KeyFlag.objects.update_or_create(
+        key=key, annotator=annotator, defaults={"reason": reason, "note": note}
+    )
+    return flag
+
+
+def key_flag_delete(*, key: Key, annotator: User) -> None:
+    """Remove the annotator's flag on ``key``; none there is fine (a retried delete)."""
+    KeyFlag.objects.filter(key=key, annotator=annotator).delete()

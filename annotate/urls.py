@@ -18,6 +18,7 @@ urlpatterns = [
     path("next-key/", annotator.NextKeyApi.as_view(), name="next-key"),
     path("keys/<int:key_id>/", annotator.KeyDetailApi.as_view(), name="key-detail"),
     path("keys/<int:key_id>/annotation/", annotator.AnnotationApi.as_view(), name="annotation"),
+    path("keys/<int:key_id>/flag/", annotator.KeyFlagApi.as_view(), name="key-flag"),
     path(
         "keys/<int:key_id>/patterns/",
         annotator.PatternCreateApi.as_view(),

@@ -20,8 +20,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..checks import check_serve
 from ..limits import MAX_DESCRIPTION, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
-from ..models import Annotation, Key, Pattern, TriggerPrefix
+from ..models import Annotation, Key, KeyFlag, Pattern, TriggerPrefix
 from ..permissions import IsAnnotator
 from ..selectors import (
     PatternView,
@@ -40,10 +41,14 @@ from ..selectors import (
     prefix_list_for_key,
 )
 from ..services import (
+    MAX_ACTIVE_SECONDS,
+    annotation_active_time_record,
     annotation_get_or_create_for,
     annotation_reopen,
     annotation_save,
     annotation_submit,
+    key_flag_delete,
+    key_flag_set,
     pattern_create,
     pattern_delete,
     pattern_update,
@@ -180,6 +185,27 @@ class VersionInputSerializer(serializers.Serializer):
     version = _version_field()
 
 
+def _active_seconds_field() -> serializers.FloatField:
+    return serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=MAX_ACTIVE_SECONDS,
+        help_text="The workspace's running total of active seconds on the key (tab "
+        "visible, input within the last 60 s); the server keeps the largest it is sent.",
+    )
+
+
+def _record_active_time(annotation: Annotation, data: dict[str, Any]) -> None:
+    seconds = data.pop("active_seconds", None)
+    if seconds is not None:
+        annotation_active_time_record(annotation=annotation, seconds=seconds)
+
+
+@extend_schema_serializer(component_name="AnnotationSubmit")
+class SubmitInputSerializer(VersionInputSerializer):
+    active_seconds = _active_seconds_field()
+
+
 class AssignmentListApi(AnnotatorApi):
     @extend_schema_serializer(component_name="Assignment")
     class OutputSerializer(serializers.Serializer):
@@ -306,6 +332,18 @@ class NextKeyApi(AnnotatorApi):
         next_key = key_next_for_annotator(user=request.user, assignment_id=assignment_id)
         if next_key is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
+        # A check key (annotate.checks), unannounced: reported under the assignment
+        # being worked, in the same shape as any key. In a study that serves checks, one
+        # served and not yet submitted comes first; else the slot may draw a new one.
+        check_key_id = check_serve(
+            study_id=next_key.study_id,
+            study_seed=next_key.study_seed,
+            rate=next_key.check_rate,
+            user_id=cast(int, request.user.pk),
+            assignment_id=next_key.assignment_id,
+        )
+        if check_key_id is not None:
+            return Response({"key_id": check_key_id, "assignment_id": next_key.assignment_id})
         return Response(self.OutputSerializer(next_key).data)
 
 
@@ -349,6 +387,55 @@ class KeyStudySerializer(serializers.Serializer):
     )
 
 
+FLAG_REASONS = [choice for choice, _ in KeyFlag.Reason.choices]
+
+
+@extend_schema_serializer(component_name="KeyFlag")
+class KeyFlagSerializer(serializers.Serializer):
+    reason = serializers.ChoiceField(choices=FLAG_REASONS)
+    note = serializers.CharField(
+        allow_blank=True,
+        required=False,
+        default="",
+        max_length=MAX_NOTE,
+        help_text="Needed when the reason is `other`.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["reason"] == KeyFlag.Reason.OTHER and not attrs.get("note", "").strip():
+            raise serializers.ValidationError(
+                {"note": ["Say what is wrong when the reason is other."]}
+            )
+        return attrs
+
+
+class KeyFlagApi(AnnotatorApi):
+    """The user's own flag on a key of theirs: set (or replace) it, or remove it. Nobody
+    else's flag is ever shown to an annotator."""
+
+    @extend_schema(
+        request=KeyFlagSerializer,
+        responses={
+            200: KeyFlagSerializer,
+            400: ValidationErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+        },
+    )
+    def put(self, request: Request, key_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        serializer = KeyFlagSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        flag = key_flag_set(key=key, annotator=_me(request), **serializer.validated_data)
+        return Response({"reason": flag.reason, "note": flag.note})
+
+    @extend_schema(responses={204: None, 403: ErrorSerializer, 404: ErrorSerializer})
+    def delete(self, request: Request, key_id: int) -> Response:
+        key = _key_or_404(key_id=key_id, user=request.user)
+        key_flag_delete(key=key, annotator=_me(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class KeyDetailApi(AnnotatorApi):
     @extend_schema_serializer(component_name="KeyDetail")
     class OutputSerializer(serializers.Serializer):
@@ -366,6 +453,9 @@ class KeyDetailApi(AnnotatorApi):
         prefixes = TriggerPrefixOutputSerializer(many=True)
         annotation = AnnotationStateSerializer()
         study = KeyStudySerializer()
+        flag = KeyFlagSerializer(
+            allow_null=True, help_text="The user's own flag on the key (null: none)."
+        )
 
     @extend_schema(
         responses={200: OutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
@@ -403,6 +493,7 @@ class KeyDetailApi(AnnotatorApi):
                 "guidelines_acknowledged": key.guideline_latest is not None  # type: ignore[attr-defined]
                 and key.guideline_read == key.guideline_latest,  # type: ignore[attr-defined]
             },
+            "flag": detail.flag,
         }
         return Response(data)
 
@@ -412,6 +503,7 @@ class AnnotationApi(AnnotatorApi):
     class InputSerializer(serializers.Serializer):
         note = serializers.CharField(allow_blank=True, max_length=MAX_NOTE, trim_whitespace=False)
         version = _version_field()
+        active_seconds = _active_seconds_field()
 
     @extend_schema(
         responses={200: AnnotationStateSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
@@ -425,12 +517,14 @@ class AnnotationApi(AnnotatorApi):
         key = _writable_key(key_id=key_id, user=request.user)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
         annotation = _my_annotation(key=key, request=request)
+        _record_active_time(annotation, data)
         annotation = annotation_save(
             annotation=annotation,
             actor=_me(request),
             guideline_version=_stamp(key),
-            **serializer.validated_data,
+            **data,
         )
         return Response(_state(annotation=annotation))
 
@@ -546,15 +640,16 @@ class PatternDetailApi(AnnotatorApi):
 
 class AnnotationSubmitApi(AnnotatorApi):
     @extend_schema(
-        request=VersionInputSerializer,
+        request=SubmitInputSerializer,
         responses=_WRITE_RESPONSES,
         description="Submit the annotation (zero patterns is allowed: a finding too).",
     )
     def post(self, request: Request, key_id: int) -> Response:
         key = _writable_key(key_id=key_id, user=request.user)
-        serializer = VersionInputSerializer(data=request.data)
+        serializer = SubmitInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         annotation = _my_annotation(key=key, request=request)
+        _record_active_time(annotation, dict(serializer.validated_data))
         annotation = annotation_submit(
             annotation=annotation,
             actor=_me(request),

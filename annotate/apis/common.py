@@ -84,6 +84,10 @@ class AnnotationStateSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField(allow_null=True)
     patterns = PatternOutputSerializer(many=True)
     labels = PrefixLabelOutputSerializer(many=True)
+    active_seconds = serializers.FloatField(
+        help_text="Seconds the annotator was active on the key, the largest total the "
+        "workspace sent; it counts on from it."
+    )
 
 
 _DATETIME = serializers.DateTimeField()
@@ -117,6 +121,7 @@ def annotation_state_data(view: AnnotationView) -> dict[str, Any]:
             for pattern in view.patterns
         ],
         "labels": [{"rank": label.rank, "label": label.label} for label in view.labels],
+        "active_seconds": float(view.active_seconds),
     }
 
 

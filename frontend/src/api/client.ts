@@ -19,6 +19,7 @@ import type {
   AssignmentExtendRequest,
   BatchCreateRequest,
   ExportFormat,
+  KeyFlagRequest,
   LoginRequest,
   MiningRunCreateRequest,
   NextKey,
@@ -261,11 +262,11 @@ export const api = {
     call(client.GET('/api/keys/{key_id}/', { params: { path: { key_id: keyId } } })),
   annotation: (keyId: number) =>
     call(client.GET('/api/keys/{key_id}/annotation/', { params: { path: { key_id: keyId } } })),
-  saveNote: (keyId: number, note: string, version: number) =>
+  saveNote: (keyId: number, note: string, version: number, activeSeconds?: number) =>
     call(
       client.PUT('/api/keys/{key_id}/annotation/', {
         params: { path: { key_id: keyId } },
-        body: { note, version },
+        body: { note, version, active_seconds: activeSeconds },
       }),
     ),
   createPattern: (keyId: number, body: PatternCreateRequest) =>
@@ -285,13 +286,18 @@ export const api = {
         params: { path: { key_id: keyId, pattern_id: patternId }, query: { version } },
       }),
     ),
-  submit: (keyId: number, version: number) =>
+  submit: (keyId: number, version: number, activeSeconds?: number) =>
     call(
       client.POST('/api/keys/{key_id}/submit/', {
         params: { path: { key_id: keyId } },
-        body: { version },
+        body: { version, active_seconds: activeSeconds },
       }),
     ),
+  /** Set (or replace) the user's own flag on a key. */
+  flagKey: (keyId: number, body: KeyFlagRequest) =>
+    call(client.PUT('/api/keys/{key_id}/flag/', { params: { path: { key_id: keyId } }, body })),
+  unflagKey: (keyId: number) =>
+    call(client.DELETE('/api/keys/{key_id}/flag/', { params: { path: { key_id: keyId } } })),
   reopen: (keyId: number, version: number) =>
     call(
       client.POST('/api/keys/{key_id}/reopen/', {

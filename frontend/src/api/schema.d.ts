@@ -499,6 +499,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/keys/{key_id}/flag/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * @description The user's own flag on a key of theirs: set (or replace) it, or remove it. Nobody
+         *     else's flag is ever shown to an annotator.
+         */
+        put: operations["keys_flag_update"];
+        post?: never;
+        /**
+         * @description The user's own flag on a key of theirs: set (or replace) it, or remove it. Nobody
+         *     else's flag is ever shown to an annotator.
+         */
+        delete: operations["keys_flag_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/keys/{key_id}/patterns/": {
         parameters: {
             query?: never;
@@ -778,6 +802,11 @@ export interface components {
         AnnotationSaveRequest: {
             note: string;
             version: number;
+            /**
+             * Format: double
+             * @description The workspace's running total of active seconds on the key (tab visible, input within the last 60 s); the server keeps the largest it is sent.
+             */
+            active_seconds?: number;
         };
         /** @description The annotator's own annotation: note, status, version, patterns, derived labels. */
         AnnotationState: {
@@ -800,6 +829,11 @@ export interface components {
             updated_at: string | null;
             patterns: components["schemas"]["Pattern"][];
             labels: components["schemas"]["PrefixLabel"][];
+            /**
+             * Format: double
+             * @description Seconds the annotator was active on the key, the largest total the workspace sent; it counts on from it.
+             */
+            active_seconds: number;
         };
         /**
          * @description * `draft` - draft
@@ -807,6 +841,14 @@ export interface components {
          * @enum {string}
          */
         AnnotationStatusEnum: "draft" | "submitted";
+        AnnotationSubmitRequest: {
+            version: number;
+            /**
+             * Format: double
+             * @description The workspace's running total of active seconds on the key (tab visible, input within the last 60 s); the server keeps the largest it is sent.
+             */
+            active_seconds?: number;
+        };
         AnnotatorCreateRequest: {
             username: string;
         };
@@ -1360,15 +1402,33 @@ export interface components {
             prefixes: components["schemas"]["TriggerPrefix"][];
             annotation: components["schemas"]["AnnotationState"];
             study: components["schemas"]["KeyStudy"];
+            /** @description The user's own flag on the key (null: none). */
+            flag: components["schemas"]["KeyFlag"] | null;
+        };
+        KeyFlag: {
+            reason: components["schemas"]["KeyFlagReasonEnum"];
+            /**
+             * @description Needed when the reason is `other`.
+             * @default
+             */
+            note: string;
         };
         /**
          * @description * `unclear` - unclear
-         *     * `tokenization` - tokenization problem
-         *     * `offensive` - offensive content
+         *     * `tokenization` - tokenization
+         *     * `offensive` - offensive
          *     * `other` - other
          * @enum {string}
          */
         KeyFlagReasonEnum: "unclear" | "tokenization" | "offensive" | "other";
+        KeyFlagRequest: {
+            reason: components["schemas"]["KeyFlagReasonEnum"];
+            /**
+             * @description Needed when the reason is `other`.
+             * @default
+             */
+            note: string;
+        };
         KeyRefRequest: {
             layer: number;
             index: number;
@@ -3659,6 +3719,91 @@ export interface operations {
             };
         };
     };
+    keys_flag_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyFlagRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyFlag"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    keys_flag_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     keys_patterns_create: {
         parameters: {
             query?: never;
@@ -3907,7 +4052,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["VersionedActionRequest"];
+                "application/json": components["schemas"]["AnnotationSubmitRequest"];
             };
         };
         responses: {

@@ -455,7 +455,7 @@ describe('nothing typed is lost', () => {
 
     // Stored at once: a reload does not run the page's clean-up, so it cannot be relied on.
     expect(storedWrites().map((write) => write.op)).toEqual([
-      { type: 'note', note: 'half a thought' },
+      { type: 'note', note: 'half a thought', activeSeconds: 0 },
     ]);
     expect(screen.getByTestId('note-save-state')).toHaveTextContent('Saving…');
     expect(leavePage().defaultPrevented).toBe(true);

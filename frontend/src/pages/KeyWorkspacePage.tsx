@@ -14,6 +14,7 @@ import type { ShownDraft } from '../workspace/composerDraft';
 import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { GuidelinesDialog, GuidelinesGate } from '../workspace/GuidelinesGate';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
+import { KeyFlagControl } from '../workspace/KeyFlagControl';
 import { lookUpKey } from '../workspace/keymap';
 import { nextKeyFor } from '../workspace/nextKey';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
@@ -27,6 +28,7 @@ import { initialSelection, selectionReducer } from '../workspace/selection';
 import { ValueTokens } from '../workspace/ValueTokens';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { useCharacterKeys } from '../workspace/useCharacterKeys';
+import { useActiveTime } from '../workspace/useActiveTime';
 import { useGuidelines } from '../workspace/useGuidelines';
 import { useKeyDetail } from '../workspace/useKeyDetail';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
@@ -77,9 +79,13 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue);
   const guidelines = useGuidelines(load.kind === 'ready' ? load.detail.study : null);
   const snapshot = useQueueSnapshot(queue);
-  const note = useNoteAutosave(queue, keyId, load.kind === 'ready');
+  const activeSeconds = useActiveTime(
+    load.kind === 'ready' ? load.detail.annotation.active_seconds : undefined,
+  );
+  const note = useNoteAutosave(queue, keyId, load.kind === 'ready', activeSeconds);
   const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
   const [helpOpen, setHelpOpen] = useState(false);
+  const [flagOpen, setFlagOpen] = useState(false);
   const [confirmEmpty, setConfirmEmpty] = useState(false);
   const [characterKeys, setCharacterKeys] = useCharacterKeys();
   const [advancing, setAdvancing] = useState(false);
@@ -214,7 +220,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     setAdvancing(true);
     // Whatever is held back (the note, a delete that could still be undone) goes now.
     queue.release(keyId);
-    if (!submitted) queue.enqueue(keyId, { type: 'submit' });
+    if (!submitted) queue.enqueue(keyId, { type: 'submit', activeSeconds: activeSeconds() });
     await queue.whenSettled(keyId);
     try {
       const next = await nextKeyFor(assignmentId);
@@ -228,7 +234,18 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [], place: 'submit' });
       setAdvancing(false);
     }
-  }, [advancing, load.kind, submitted, queue, keyId, assignmentId, navigate, t, setNotice]);
+  }, [
+    advancing,
+    load.kind,
+    submitted,
+    queue,
+    keyId,
+    activeSeconds,
+    assignmentId,
+    navigate,
+    t,
+    setNotice,
+  ]);
 
   function reopen() {
     queue.enqueue(keyId, { type: 'reopen' });
@@ -304,6 +321,9 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
         break;
       case 'guidelines':
         guidelines.openDialog();
+        break;
+      case 'flag':
+        setFlagOpen(true);
         break;
     }
   }
@@ -407,6 +427,14 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           >
             {t('help.open')}
           </button>
+          <KeyFlagControl
+            keyId={keyId}
+            initial={detail.flag}
+            open={flagOpen}
+            onOpen={() => setFlagOpen(true)}
+            onClose={() => setFlagOpen(false)}
+            characterKeys={characterKeys}
+          />
         </div>
       </div>
 

@@ -31,6 +31,8 @@ export function goldState(keyId: number, gold: Gold | null): GoldState {
     submitted_at: null,
     updated_at: gold?.updated_at ?? null,
     labels: [],
+    // The write queue's state shape; a curator's time on a gold is not measured.
+    active_seconds: 0,
     is_check: gold?.is_check ?? false,
     curator: gold?.curator ?? null,
     patterns: (gold?.patterns ?? []).map((pattern, order) => ({

@@ -23,6 +23,7 @@ export function makeState(overrides: Partial<AnnotationState> = {}): AnnotationS
     updated_at: '2025-03-01T09:30:00Z',
     patterns: [],
     labels: [],
+    active_seconds: 0,
     ...overrides,
   };
 }
@@ -56,6 +57,7 @@ export function makeKey(overrides: Partial<KeyDetail> = {}): KeyDetail {
     prefixes: Array.from({ length: 25 }, (_, i) => makePrefix(i + 1)),
     annotation: makeState(),
     study: { id: 7, guideline_version: null, guidelines_acknowledged: false },
+    flag: null,
     ...overrides,
   };
 }

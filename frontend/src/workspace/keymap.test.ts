@@ -33,7 +33,7 @@ describe('the workspace keymap', () => {
   });
 
   it('turns off the single-character keys only', () => {
-    for (const key of ['j', 'x', 'g', 'G', '1', '/', '?', 'a', 'n', 'd']) {
+    for (const key of ['j', 'x', 'g', 'G', '1', '/', '?', 'a', 'n', 'd', 'f']) {
       expect(lookUpKey(press(key), false)).toBeNull();
     }
     for (const key of ['ArrowDown', 'ArrowUp', 'Home', 'End', ' ', 'Enter', 'Escape']) {

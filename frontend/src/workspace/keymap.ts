@@ -20,6 +20,7 @@ export type KeyAction =
   | 'note'
   | 'submit'
   | 'guidelines'
+  | 'flag'
   | 'help'
   /** The review screen's: adopt the focused annotator pattern into the gold. */
   | 'adopt';
@@ -54,6 +55,7 @@ export const KEYMAP: readonly KeymapEntry[] = [
   { action: 'note', bindings: [{ key: 'n' }] },
   { action: 'submit', bindings: [{ key: 'Enter', ctrl: true }] },
   { action: 'guidelines', bindings: [{ key: 'g' }] },
+  { action: 'flag', bindings: [{ key: 'f' }] },
   { action: 'help', bindings: [{ key: '?' }] },
 ];
 

@@ -38,7 +38,8 @@ export interface PatternRef {
 }
 
 export type WriteOp =
-  | { type: 'note'; note: string }
+  /** `activeSeconds`: the running total of active time on the key (activeTime.ts). */
+  | { type: 'note'; note: string; activeSeconds?: number }
   | {
       type: 'create';
       clientId: string;
@@ -54,7 +55,7 @@ export type WriteOp =
       changes: { description?: string; kind?: PatternKind; prefix_ranks?: number[] };
     }
   | { type: 'delete'; ref: PatternRef }
-  | { type: 'submit' }
+  | { type: 'submit'; activeSeconds?: number }
   | { type: 'reopen' }
   /** Mark (or unmark) a gold annotation as a check key (review queue only). */
   | { type: 'check'; isCheck: boolean };
@@ -111,7 +112,7 @@ export const apiTransport: Transport = {
     const version = state.version;
     switch (op.type) {
       case 'note':
-        return api.saveNote(keyId, op.note, version);
+        return api.saveNote(keyId, op.note, version, op.activeSeconds);
       case 'create':
         return api.createPattern(keyId, {
           description: op.description,
@@ -137,7 +138,7 @@ export const apiTransport: Transport = {
         }
       }
       case 'submit':
-        return api.submit(keyId, version);
+        return api.submit(keyId, version, op.activeSeconds);
       case 'reopen':
         return api.reopen(keyId, version);
       case 'check':
