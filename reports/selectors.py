@@ -31,6 +31,7 @@ from django.db.models import (
     F,
     FilteredRelation,
     IntegerField,
+    ManyToManyField,
     Max,
     Min,
     Q,
@@ -427,7 +428,8 @@ def _pattern_masks(
     not settle (a key whose prefix ids are not ``offset + rank``, a key of more than 64
     prefixes, a pattern with a prefix outside its key): their (pattern, rank) rows."""
     m2m = tables.pattern._meta.get_field("prefixes")
-    through_table = m2m.remote_field.through._meta.db_table
+    assert isinstance(m2m, ManyToManyField)
+    through_table = tables.pattern.prefixes.through._meta.db_table
     quote = connection.ops.quote_name
     pid, tpid = quote(m2m.m2m_column_name()), quote(m2m.m2m_reverse_name())
     postgres = connection.vendor == "postgresql"

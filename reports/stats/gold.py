@@ -61,7 +61,7 @@ def check_accuracy(arrays: StudyArrays) -> list[dict[str, Any]]:
     checks = checks_of(arrays)
     gold = gold_grid(arrays)
     grid = rating_grid(with_annotations(arrays, checks))
-    has_gold = (gold >= 0).any(axis=1)
+    has_gold: np.ndarray = np.asarray((gold >= 0).any(axis=1))
     counted = has_gold[checks.ann_key]
     n_checks = np.bincount(checks.ann_coder[counted], minlength=len(checks.coders))
     return [
