@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -22,6 +24,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate.models import Annotation, GoldAnnotation, GoldPattern, Key, KeyFlag
 from annotate.permissions import CURATOR_GROUP
+from reports.annotators import DEFINITIONS as TABLE_DEFINITIONS
 from reports.annotators import annotator_table
 from reports.report import DEFINITIONS, report_build, report_csv
 from reports.selectors import ReportFilter
@@ -322,3 +325,11 @@ def test_the_report_api_takes_gold_as_coder(gold_study, carol):
     assert {r["annotator"] for r in body["agreement_with_gold"]} == {"alice", "bob"}
     bad = client.get(f"/api/admin/studies/{gold_study.pk}/report/", {"gold_as_coder": "maybe"})
     assert bad.status_code == 400
+
+
+def test_the_annotator_table_page_shows_the_same_definitions_in_english_and_chinese():
+    i18n = Path(__file__).resolve().parents[2] / "frontend" / "src" / "i18n"
+    english = json.loads((i18n / "en.json").read_text(encoding="utf-8"))["annotatorTable"]
+    chinese = json.loads((i18n / "zh-CN.json").read_text(encoding="utf-8"))["annotatorTable"]
+    assert english["definitionTexts"] == TABLE_DEFINITIONS
+    assert set(chinese["definitionTexts"]) == set(TABLE_DEFINITIONS)

@@ -108,7 +108,7 @@ export function AnnotatorTablePage() {
                   defaultValue: t(`annotatorTable.quality.${term}`, { defaultValue: term }),
                 })}
               </dt>
-              <dd>{text}</dd>
+              <dd>{t(`annotatorTable.definitionTexts.${term}`, { defaultValue: text })}</dd>
             </div>
           ))}
         </dl>
