@@ -333,3 +333,17 @@ def test_the_annotator_table_page_shows_the_same_definitions_in_english_and_chin
     chinese = json.loads((i18n / "zh-CN.json").read_text(encoding="utf-8"))["annotatorTable"]
     assert english["definitionTexts"] == TABLE_DEFINITIONS
     assert set(chinese["definitionTexts"]) == set(TABLE_DEFINITIONS)
+
+
+def test_the_report_command_counts_gold_as_a_coder_when_asked(gold_study, tmp_path):
+    from django.core.management import call_command
+
+    call_command("report", "--study", str(gold_study.pk), "--out", str(tmp_path / "a"))
+    call_command(
+        "report", "--study", str(gold_study.pk), "--out", str(tmp_path / "b"), "--gold-as-coder"
+    )
+    plain = json.loads((tmp_path / "a" / "report.json").read_text())
+    coded = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert plain["agreement"]["gold_as_coder"] is False
+    assert coded["agreement"]["gold_as_coder"] is True
+    assert coded["agreement"]["coders"][-1] == "(gold)"

@@ -425,6 +425,7 @@ function ReportBody({
         <ValueAgreementSection
           everyKey={report.value_agreement_every_key}
           sampled={report.value_agreement}
+          gold={report.value_agreement_gold}
           f={f}
         />
       </section>
