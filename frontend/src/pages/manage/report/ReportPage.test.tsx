@@ -440,6 +440,10 @@ describe('report page', () => {
     expect(fetchMock.mock.calls.at(-1)?.[0]).toBe(
       '/api/admin/studies/7/report/?gold_as_coder=true',
     );
+    // Gold among the coders is not offered as an annotator to filter by.
+    const filters = screen.getByTestId('report-filters');
+    expect(within(filters).queryByLabelText('(gold)')).toBeNull();
+    expect(within(filters).getByLabelText('alice')).toBeInTheDocument();
     expect(screen.getByTestId('report-csv')).toHaveAttribute(
       'href',
       '/api/admin/studies/7/report.csv?gold_as_coder=true',

@@ -35,7 +35,9 @@ export const DEFAULT_QUERY: ReportQuery = {
 
 /** The annotators a report names (its per-annotator figures and its coders). */
 export function annotatorsOf(report: StudyReport): string[] {
-  const names = new Set<string>(report.agreement.coders);
+  // Gold counted as a coder is no annotator to filter by.
+  const gold = report.agreement.gold_as_coder ? report.agreement.gold_coder : null;
+  const names = new Set<string>(report.agreement.coders.filter((name) => name !== gold));
   for (const block of report.figure2.per_annotator) names.add(block.annotator);
   return [...names].sort((a, b) => a.localeCompare(b));
 }
