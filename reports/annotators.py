@@ -184,18 +184,17 @@ def _per_coder(arrays: StudyArrays, grid: np.ndarray) -> dict[str, np.ndarray]:
     covered = ((grid >= 0) & (grid != NOT_COVERED)).sum(axis=(1, 2))
     stats, layout = key_stats(grid, len(LABELS))
     alphas, units = pairwise_alpha(stats.sum(axis=0), layout)
+    # Per coder, over the pairs it is in: α weighted by the units shared (pairs whose α is
+    # undefined, every shared label the same, left out), and the units shared in all.
+    pairs = np.asarray(layout.pairs, dtype=np.int64).reshape(-1, 2)
+    defined = ~np.isnan(alphas) & (units > 0)
     weighted = np.zeros(n_coders)
     weights = np.zeros(n_coders)
-    for p, (i, j) in enumerate(layout.pairs):
-        if np.isnan(alphas[p]) or not units[p]:
-            continue
-        for m in (i, j):
-            weighted[m] += alphas[p] * units[p]
-            weights[m] += units[p]
     shared = np.zeros(n_coders)
-    for p, (i, j) in enumerate(layout.pairs):
-        shared[i] += units[p]
-        shared[j] += units[p]
+    for side in (0, 1):
+        np.add.at(weighted, pairs[defined, side], (alphas * units)[defined])
+        np.add.at(weights, pairs[defined, side], units[defined])
+        np.add.at(shared, pairs[:, side], units)
     return {
         "keys_done": keys,
         "patterns_per_key": safe_div(patterns.astype(np.float64), keys),
