@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -65,6 +66,7 @@ def test_carol_sees_gold_in_the_report_and_the_annotator_table(page, carol, gold
     expect(table.locator('tr[data-annotator="bob"]')).to_contain_text("fast")
     with page.expect_download() as info:
         page.get_by_test_id("annotator-table-csv").click()
-    rows = list(csv.DictReader(io.StringIO(open(info.value.path(), encoding="utf-8").read())))
+    text = Path(info.value.path()).read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
     assert [r["username"] for r in rows] == ["alice", "bob"]
     assert float(rows[0]["kappa_with_gold"]) == pytest.approx(2 / 3)
