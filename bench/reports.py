@@ -188,9 +188,11 @@ def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dic
                 "created_at",
                 "updated_at",
                 "submitted_at",
+                "active_seconds",
+                "is_check",
             ],
             (
-                (key_id, user.pk, "submitted", "", 2, STAMP, STAMP, STAMP)
+                (key_id, user.pk, "submitted", "", 2, STAMP, STAMP, STAMP, 30.0, False)
                 for key_id in key_ids
                 for user in users
             ),

@@ -34,6 +34,8 @@ from annotate.models import Key, Study
 from annotate.permissions import IsAdmin
 
 from . import exports, jobs
+from .annotators import CSV_COLUMNS as ANNOTATOR_CSV_COLUMNS
+from .annotators import QUALITY_FLAGS, annotator_csv, annotator_table
 from .imports import ImportFileError, study_import
 from .models import ExportJob
 from .report import REPORT_CSV_COLUMNS, report_build, report_csv
@@ -121,6 +123,11 @@ class ReportQuerySerializer(serializers.Serializer):
     submitted_only = serializers.BooleanField(
         default=True, help_text="Only submitted annotations (default), or drafts too."
     )
+    gold_as_coder = serializers.BooleanField(
+        default=False,
+        help_text="Count the gold (curated) annotations as one more coder in the agreement "
+        "(default: no, annotators only). The report names the choice.",
+    )
 
 
 def _report_filter(request: Request, study: Study) -> ReportFilter:
@@ -140,6 +147,7 @@ def _report_filter(request: Request, study: Study) -> ReportFilter:
         annotators=tuple(sorted(set(annotators))) if annotators is not None else None,
         layers=tuple(sorted(set(layers))) if layers is not None else None,
         submitted_only=data["submitted_only"],
+        gold_as_coder=data["gold_as_coder"],
     )
 
 
@@ -186,6 +194,10 @@ class Figure2Serializer(serializers.Serializer):
     pooled = Figure2BlockSerializer()
     per_annotator = Figure2AnnotatorSerializer(many=True)
     majority = Figure2BlockSerializer()
+    gold = Figure2BlockSerializer(
+        help_text="The submitted gold annotations, one rating per prefix of a curated key; "
+        "a layer without gold has n 0 and null shares."
+    )
 
 
 @extend_schema_serializer(component_name="ReportCoverageRow")
@@ -199,10 +211,17 @@ class CoverageRowSerializer(serializers.Serializer):
     mean_patterns_per_key = _num()
 
 
-@extend_schema_serializer(component_name="ReportCoverage")
-class CoverageSerializer(serializers.Serializer):
+@extend_schema_serializer(component_name="ReportCoverageBlock")
+class CoverageBlockSerializer(serializers.Serializer):
     layers = CoverageRowSerializer(many=True)
     overall = CoverageRowSerializer()
+
+
+@extend_schema_serializer(component_name="ReportCoverage")
+class CoverageSerializer(CoverageBlockSerializer):
+    gold = CoverageBlockSerializer(
+        help_text="Over the submitted gold annotations (n_annotations: curated keys)."
+    )
 
 
 @extend_schema_serializer(component_name="ReportEstimate")
@@ -243,6 +262,28 @@ class AgreementSerializer(serializers.Serializer):
     bootstrap_seed = serializers.IntegerField()
     labels = AgreementBlockSerializer(help_text="On the four labels.")
     binary = AgreementBlockSerializer(help_text="On covered / not-covered.")
+    gold_as_coder = serializers.BooleanField(
+        help_text="Whether the gold counts as a coder here (the gold_as_coder option)."
+    )
+    gold_coder = serializers.CharField(help_text="Gold's name among the coders when it is one.")
+
+
+@extend_schema_serializer(component_name="ReportAgreementWithGold")
+class AgreementWithGoldSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    kappa = _num("Cohen's κ with gold on the four labels.")
+    raw_agreement = _num()
+    n_units = serializers.IntegerField(help_text="Prefixes rated by both.")
+    n_keys = serializers.IntegerField(help_text="Keys rated by both.")
+
+
+@extend_schema_serializer(component_name="ReportCheckAccuracy")
+class CheckAccuracySerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    n_checks = serializers.IntegerField(help_text="Submitted check annotations with gold.")
+    raw_agreement = _num("Share of their prefixes given gold's label.")
+    kappa = _num("Cohen's κ with gold over those prefixes.")
+    n_units = serializers.IntegerField()
 
 
 @extend_schema_serializer(component_name="ReportJaccardRow")
@@ -369,6 +410,12 @@ class ReportStudySerializer(serializers.Serializer):
     top_k = serializers.IntegerField()
 
 
+@extend_schema_serializer(component_name="AnnotatorTableStudy")
+class ReportStudyNameSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
 @extend_schema_serializer(component_name="ReportFilters")
 class ReportFiltersSerializer(serializers.Serializer):
     annotators = serializers.ListField(child=serializers.CharField(), allow_null=True)
@@ -386,8 +433,13 @@ class ReportApi(ReportsApi):
         figure2 = Figure2Serializer()
         coverage = CoverageSerializer()
         agreement = AgreementSerializer()
+        agreement_with_gold = AgreementWithGoldSerializer(many=True)
+        check_accuracy = CheckAccuracySerializer(many=True)
         pattern_jaccard = PatternJaccardSerializer()
         value_agreement = ValueAgreementSerializer()
+        value_agreement_gold = ValueAgreementSerializer(
+            help_text="§4 over the sampled keys that have submitted gold."
+        )
         value_agreement_every_key = ValueAgreementEveryKeySerializer()
         perturbation = PerturbationSerializer()
 
@@ -415,6 +467,68 @@ class ReportCsvApi(ReportsApi):
         response = HttpResponse(report_csv(report), content_type="text/csv; charset=utf-8")
         name = exports.export_basename(study)
         response["Content-Disposition"] = f'attachment; filename="{name}-report.csv"'
+        return response
+
+
+# --- the annotator table ----------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="AnnotatorTableRow")
+class AnnotatorRowSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    keys_done = serializers.IntegerField()
+    median_active_seconds = _num()
+    patterns_per_key = _num()
+    coverage = _num()
+    alpha_with_others = _num()
+    alpha_units = serializers.IntegerField(help_text="Prefixes shared with the others.")
+    kappa_with_gold = _num()
+    raw_agreement_with_gold = _num()
+    gold_units = serializers.IntegerField(help_text="Prefixes rated by them and by gold.")
+    checks_n = serializers.IntegerField()
+    check_accuracy = _num()
+    check_kappa = _num()
+    flags = serializers.IntegerField(help_text="Key flags they raised in the study.")
+    quality_flags = serializers.ListField(
+        child=serializers.ChoiceField(choices=QUALITY_FLAGS),
+        help_text="Defined in definitions.",
+    )
+
+
+class AnnotatorTableApi(ReportsApi):
+    @extend_schema_serializer(component_name="AnnotatorTable")
+    class OutputSerializer(serializers.Serializer):
+        study = ReportStudyNameSerializer()
+        study_median_active_seconds = _num()
+        study_patterns_per_key = _num()
+        labels = serializers.ListField(child=serializers.CharField())
+        definitions = serializers.DictField(child=serializers.CharField())
+        annotators = AnnotatorRowSerializer(many=True)
+
+    @extend_schema(responses={200: OutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    def get(self, request: Request, study_id: int) -> Response:
+        table = annotator_table(study=_study_or_404(study_id))
+        return Response(self.OutputSerializer(table).data)
+
+
+class AnnotatorCsvApi(ReportsApi):
+    @extend_schema(
+        responses={
+            (200, "text/csv"): OpenApiResponse(
+                response=OpenApiTypes.STR,
+                description="One row per annotator: " + ",".join(ANNOTATOR_CSV_COLUMNS),
+            ),
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+        },
+    )
+    def get(self, request: Request, study_id: int) -> HttpResponse:
+        study = _study_or_404(study_id)
+        response = HttpResponse(
+            annotator_csv(annotator_table(study=study)), content_type="text/csv; charset=utf-8"
+        )
+        name = exports.export_basename(study)
+        response["Content-Disposition"] = f'attachment; filename="{name}-annotators.csv"'
         return response
 
 

@@ -72,6 +72,31 @@ DEFINITIONS = {
     "has a known top token and that have a top prefix). With about 10 keys a layer, a "
     "rate moves in steps of 10%. A key whose top prefix was cut at the token limit is "
     "left out of (a), and counted.",
+    "check_annotations": "Check keys are keys with a curated (gold) annotation, served to "
+    "annotators unannounced to measure them. An annotation made on a check key is left out "
+    "of every figure above (Figure 2, coverage, agreement, pattern similarity) and counts "
+    "only in the accuracy on checks.",
+    "figure2_gold": "The curated (gold) annotations as a source of their own: every key "
+    "whose gold annotation is submitted gives one rating per prefix, its label derived "
+    "from the gold patterns as an annotator's is from theirs. Drafts of gold are left out. "
+    "A layer without submitted gold has no shares.",
+    "coverage_gold": "The same coverage over the submitted gold annotations: the share of "
+    "the curated keys' prefixes covered by at least one gold pattern, and the mean number "
+    "of gold patterns per curated key.",
+    "value_agreement_gold": "The gold view of §4: the same comparison over the sampled keys "
+    "that have a submitted gold annotation. §4 does not depend on labels, so this only "
+    "restricts the keys; the count over every key stays the main figure.",
+    "agreement_with_gold": "Each annotator against gold: Cohen's κ and the raw agreement "
+    "on the four labels over the prefixes both rated, that is every prefix of the keys "
+    "that the annotator submitted (check keys aside) and that have submitted gold.",
+    "check_accuracy": "Each annotator's submitted annotations of check keys against the "
+    "key's submitted gold: the share of prefixes given gold's label, Cohen's κ over those "
+    "prefixes, and the number of checks compared.",
+    "gold_as_coder": "Whether the curator counts as a coder. By default it does not: "
+    "agreement is among the annotators only. When chosen, the gold annotation is one more "
+    "coder, named (gold), in Krippendorff's α, Fleiss' κ, Cohen's κ and the raw agreement; "
+    "the report says which choice it made. Figure 2, coverage and pattern similarity never "
+    "count gold as an annotator.",
     "wilson_interval": "The 95% Wilson score interval of matches out of the keys counted "
     "(z = 1.96): unlike the normal approximation it stays within 0–100% and is not empty "
     "at 0 matches. The random baseline is 1/|V| for a vocabulary of |V| tokens.",
@@ -103,7 +128,13 @@ def report_build(
         },
         "labels": list(LABELS),
         "definitions": report_definitions(study=study),
-        **stats.report(arrays, replicates=replicates, seed=seed, is_causal=study.is_causal),
+        **stats.report(
+            arrays,
+            replicates=replicates,
+            seed=seed,
+            is_causal=study.is_causal,
+            gold_as_coder=flt.gold_as_coder,
+        ),
         "value_agreement_every_key": value_agreement_every_key(
             study.value_agreement, is_causal=study.is_causal, layers=flt.layers
         ),
@@ -148,9 +179,11 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
     """The report as a long table: one number per row."""
     labels = dict(zip(LABEL_KEYS, LABELS, strict=True))
     fig = report["figure2"]
-    views = [("pooled", "", fig["pooled"]), ("majority", "", fig["majority"])] + [
-        ("per_annotator", block["annotator"], block) for block in fig["per_annotator"]
-    ]
+    views = [
+        ("pooled", "", fig["pooled"]),
+        ("majority", "", fig["majority"]),
+        ("gold", "", fig["gold"]),
+    ] + [("per_annotator", block["annotator"], block) for block in fig["per_annotator"]]
     for view, annotator, block in views:
         for row in _rows_of(block):
             for key, label in labels.items():
@@ -165,11 +198,13 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                     "",
                     row["counts"][key],
                 )
-    for row in _rows_of(report["coverage"]):
+    coverage = [("", row) for row in _rows_of(report["coverage"])]
+    coverage += [("gold", row) for row in _rows_of(report["coverage"]["gold"])]
+    for cov_view, row in coverage:
         layer = _layer(row["layer"])
         yield (
             "coverage",
-            "",
+            cov_view,
             layer,
             "",
             "share_covered",
@@ -180,7 +215,7 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
         )
         yield (
             "coverage",
-            "",
+            cov_view,
             layer,
             "",
             "mean_patterns_per_key",
@@ -221,6 +256,43 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "",
                 pair["n_units"],
             )
+    for row in report["agreement_with_gold"]:
+        for metric, name in (("kappa", "cohen_kappa"), ("raw_agreement", "raw_agreement")):
+            yield (
+                "agreement_with_gold",
+                "",
+                "all",
+                row["annotator"],
+                name,
+                row[metric],
+                "",
+                "",
+                row["n_units"],
+            )
+    for row in report["check_accuracy"]:
+        for metric, name in (("raw_agreement", "raw_agreement"), ("kappa", "cohen_kappa")):
+            yield (
+                "check_accuracy",
+                "",
+                "all",
+                row["annotator"],
+                name,
+                row[metric],
+                "",
+                "",
+                row["n_units"],
+            )
+        yield (
+            "check_accuracy",
+            "",
+            "all",
+            row["annotator"],
+            "checks",
+            row["n_checks"],
+            "",
+            "",
+            row["n_checks"],
+        )
     jac = report["pattern_jaccard"]
     for name, block in [("|".join(p["annotators"]), p) for p in jac["pairs"]] + [("", jac)]:
         for row in _rows_of(block):
@@ -257,13 +329,15 @@ def _rate_row(section: str, view: str, layer: str, rate: dict[str, Any]) -> tupl
 
 def _value_agreement_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
     """§4 over every key (section value_agreement_every_key, view ``reading/variant``) and
-    over the sampled keys (value_agreement, view ``reading``): per layer a rate row (low,
+    over the sampled keys (value_agreement, and value_agreement_gold over the curated ones;
+    view ``reading``): per layer a rate row (low,
     high: the Wilson interval; n: the denominator) and a matches row per reading, and
     the keys left out or never matching. A section that does not apply says so in one
     row: metric ``applicable``, value 0, view the reason code."""
     for section, block in (
         ("value_agreement_every_key", report["value_agreement_every_key"]),
         ("value_agreement", report["value_agreement"]),
+        ("value_agreement_gold", report["value_agreement_gold"]),
     ):
         if not block["applicable"]:
             yield (section, block["reason"], "all", "", "applicable", 0, "", "", "")

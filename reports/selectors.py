@@ -25,16 +25,19 @@ from django.contrib.auth import get_user_model
 from django.db import OperationalError, connection
 from django.db.models import (
     BigIntegerField,
+    Case,
     Count,
     ExpressionWrapper,
     F,
     FilteredRelation,
     IntegerField,
+    ManyToManyField,
     Max,
     Min,
     Q,
     QuerySet,
     Value,
+    When,
 )
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
@@ -51,7 +54,7 @@ from annotate.models import (
 from annotate.selectors import PatternView, prefix_labels
 
 from .models import ExportJob
-from .stats.arrays import StudyArrays, empty_int
+from .stats.arrays import GOLD_CODER, AnnotationSet, StudyArrays, empty_int
 from .stats.labels import masks_from_ranks, n_words
 from .stats.perturbation import PERTURBATIONS
 
@@ -93,6 +96,8 @@ class ReportFilter:
     annotators: tuple[str, ...] | None = None
     layers: tuple[int, ...] | None = None
     submitted_only: bool = True
+    # Not a filter: the report's choice to count the gold as one more coder in agreement.
+    gold_as_coder: bool = False
 
 
 def _keys(study: Study, layers: Sequence[int] | None) -> QuerySet[Key]:
@@ -103,14 +108,17 @@ def _keys(study: Study, layers: Sequence[int] | None) -> QuerySet[Key]:
 
 
 def _annotations(study: Study, flt: ReportFilter) -> QuerySet[Annotation]:
+    """The report's annotations (never a check annotation), and the check annotations of
+    the same annotators and layers (submitted ones only, whatever the filter says)."""
     rows = Annotation.objects.filter(key__study=study)
     if flt.layers is not None:
         rows = rows.filter(key__layer__in=list(flt.layers))
     if flt.annotators is not None:
         rows = rows.filter(annotator__username__in=list(flt.annotators))
+    own = Q(is_check=False)
     if flt.submitted_only:
-        rows = rows.filter(status=Annotation.Status.SUBMITTED)
-    return rows
+        own &= Q(status=Annotation.Status.SUBMITTED)
+    return rows.filter(own | Q(is_check=True, status=Annotation.Status.SUBMITTED))
 
 
 def _positions(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
@@ -130,16 +138,20 @@ def study_annotator_names(*, study: Study) -> list[str]:
 
 
 def study_arrays(*, study: Study, flt: ReportFilter | None = None) -> StudyArrays:
-    """The study as arrays for ``reports.stats``. Seven queries whatever its size
-    (an eighth only where a key's prefix ids are not in rank order, see
-    ``_pattern_masks``)."""
+    """The study as arrays for ``reports.stats``: its annotations (never a check
+    annotation), and apart the check annotations and the keys' submitted gold. Seven
+    queries whatever its size, two more where it has gold (one more per kind of pattern
+    where a key's prefix ids are not in rank order, see ``_pattern_masks``)."""
     flt = flt or ReportFilter()
     keys = _keys(study, flt.layers)
     # The value's argmax id comes out of the JSON in SQL, and perturbation rows only for
     # keys that have one: decoding 65k JSON documents in Python would cost a second. The
     # rank-1 prefix's tokens come with the key (one index look-up per key).
     key_rows = _int_rows(
-        keys.annotate(top1=FilteredRelation("prefixes", condition=Q(prefixes__rank=1)))
+        keys.annotate(
+            top1=FilteredRelation("prefixes", condition=Q(prefixes__rank=1)),
+            done=FilteredRelation("gold", condition=Q(gold__status=_GOLD_SUBMITTED)),
+        )
         .order_by("id")
         .values_list(
             "id",
@@ -148,12 +160,14 @@ def study_arrays(*, study: Study, flt: ReportFilter | None = None) -> StudyArray
             Coalesce(Cast(KT("value_top_token_ids__0"), IntegerField()), Value(-1)),
             Coalesce("top1__trigger_token_id", Value(-1)),
             Coalesce("top1__next_token_id", Value(-1)),
+            # The key's submitted gold annotation, if any (DESIGN §5's gold source).
+            Coalesce("done__id", Value(-1)),
         ),
-        6,
+        7,
     )
     n_keys = key_rows.shape[0]
-    key_id, key_layer, key_index, value_top_id, top1_trigger, top1_next = (
-        key_rows[:, i].copy() for i in range(6)
+    key_id, key_layer, key_index, value_top_id, top1_trigger, top1_next, gold_id = (
+        key_rows[:, i].copy() for i in range(7)
     )
     pert = np.full((n_keys, len(PERTURBATIONS)), np.nan)
     for pk, p in keys.exclude(perturbation={}).values_list("id", "perturbation"):
@@ -164,37 +178,98 @@ def study_arrays(*, study: Study, flt: ReportFilter | None = None) -> StudyArray
                 pert[k, c] = float(value)
 
     shape = _prefix_shape(keys, key_id)
-    annotations = _annotations(study, flt)
-    ann = _int_rows(annotations.order_by("id").values_list("id", "key_id", "annotator_id"), 3)
+    ann = _int_rows(
+        _annotations(study, flt)
+        .order_by("id")
+        .values_list(
+            "id",
+            "key_id",
+            "annotator_id",
+            Case(When(is_check=True, then=Value(1)), default=Value(0), output_field=IntegerField()),
+        ),
+        4,
+    )
     users = dict(
         get_user_model()
         .objects.filter(pk__in=np.unique(ann[:, 2]).tolist())
         .values_list("id", "username")
     )
-    coders = tuple(sorted(users.values()))
-    coder_of_user = np.zeros(int(ann[:, 2].max()) + 1 if ann.size else 0, dtype=np.int64)
-    for user_id, name in users.items():
-        coder_of_user[user_id] = coders.index(name)
     ann_key = _positions(ann[:, 1], key_id)
+    # One read of the patterns for the report's annotations and the checks together.
+    all_pat_ann, all_pat_kind, all_pat_mask = _pattern_masks(ann[:, 0], ann_key, shape)
+    is_check = ann[:, 3] == 1
+    own, checks = (
+        _annotation_set(ann, ann_key, users, keep, all_pat_ann, all_pat_kind, all_pat_mask)
+        for keep in (~is_check, is_check)
+    )
 
-    pat_ann, pat_kind, pat_mask = _pattern_masks(ann[:, 0], ann_key, shape)
+    # The submitted gold annotations, by id: one more read of patterns (none without gold).
+    has_gold = np.flatnonzero(gold_id >= 0)
+    gold_order = has_gold[np.argsort(gold_id[has_gold], kind="stable")]
+    gold_pat_ann, gold_pat_kind, gold_pat_mask = _pattern_masks(
+        gold_id[gold_order], gold_order, shape, _GOLD_PATTERNS
+    )
+    gold = AnnotationSet(
+        coders=(GOLD_CODER,),
+        ann_key=gold_order.astype(np.int64),
+        ann_coder=np.zeros(len(gold_order), dtype=np.int64),
+        pat_ann=gold_pat_ann,
+        pat_kind=gold_pat_kind,
+        pat_mask=gold_pat_mask.reshape(-1, n_words(shape.exists.shape[1])),
+    )
 
     return StudyArrays(
         layers=np.unique(key_layer),
         key_layer=key_layer,
         key_index=key_index,
         prefix_exists=shape.exists,
-        coders=coders,
-        ann_key=ann_key,
-        ann_coder=coder_of_user[ann[:, 2]],
-        pat_ann=pat_ann,
-        pat_kind=pat_kind,
-        pat_mask=pat_mask,
+        coders=own.coders,
+        ann_key=own.ann_key,
+        ann_coder=own.ann_coder,
+        pat_ann=own.pat_ann,
+        pat_kind=own.pat_kind,
+        pat_mask=own.pat_mask,
         value_top_id=value_top_id,
         top1_next_id=top1_next,
         top1_trigger_id=top1_trigger,
         vocab_size=int(study.vocab_size),
         perturbation=pert,
+        gold=gold,
+        checks=checks,
+    )
+
+
+_GOLD_SUBMITTED = GoldAnnotation.Status.SUBMITTED
+
+
+def _annotation_set(
+    ann: np.ndarray,
+    ann_key: np.ndarray,
+    users: dict[int, str],
+    keep: np.ndarray,
+    pat_ann: np.ndarray,
+    pat_kind: np.ndarray,
+    pat_mask: np.ndarray,
+) -> AnnotationSet:
+    """The annotations ``keep`` (a mask of ``ann``'s rows) with their patterns; coders are
+    their annotators, by username."""
+    rows = np.flatnonzero(keep)
+    user_ids = ann[rows, 2]
+    present = np.unique(user_ids)
+    coders = tuple(sorted(users[int(u)] for u in present))
+    coder_of_user = np.zeros(int(present.max()) + 1 if present.size else 0, dtype=np.int64)
+    for user_id in present.tolist():
+        coder_of_user[user_id] = coders.index(users[user_id])
+    position = np.full(len(ann), -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    mine = keep[pat_ann] if pat_ann.size else np.zeros(0, dtype=bool)
+    return AnnotationSet(
+        coders=coders,
+        ann_key=ann_key[rows],
+        ann_coder=coder_of_user[user_ids],
+        pat_ann=position[pat_ann[mine]],
+        pat_kind=pat_kind[mine],
+        pat_mask=pat_mask[mine],
     )
 
 
@@ -304,7 +379,7 @@ def _prefix_shape(keys: QuerySet[Key], key_id: np.ndarray) -> _PrefixShape:
 # by id: cheaper than a join with the annotations and keys), in no order (``_int_rows``
 # sorts them by id; SQLite reads them in id order anyway).
 _PATTERNS_SQL = """
-SELECT p.id, p.annotation_id, CASE p.kind WHEN 'shallow' THEN 1 WHEN 'semantic' THEN 2 ELSE 4 END
+SELECT p.id, p.{owner}, CASE p.kind WHEN 'shallow' THEN 1 WHEN 'semantic' THEN 2 ELSE 4 END
 FROM {pattern} p
 WHERE {annotation} BETWEEN %s AND %s
 """
@@ -316,40 +391,59 @@ WHERE {annotation} BETWEEN %s AND %s
 # → prefix table is read alone, in pattern order, without a join with the 1.6M prefixes
 # for their ranks nor one with the patterns (the two joins cost ~4 s on 65,536 keys).
 _WORDS_SQL = """
-SELECT pp.pattern_id, MIN(pp.triggerprefix_id), MAX(pp.triggerprefix_id), {word}
+SELECT pp.{pid}, MIN(pp.{tpid}), MAX(pp.{tpid}), {word}
 FROM {through} pp
-WHERE pp.pattern_id BETWEEN %s AND %s
-GROUP BY pp.pattern_id
+WHERE pp.{pid} BETWEEN %s AND %s
+GROUP BY pp.{pid}
 """
 
 # The covered ranks of the patterns that the fast reading does not apply to.
 _RANKS_SQL = """
-SELECT pp.pattern_id, tp.{rank}
+SELECT pp.{pid}, tp.{rank}
 FROM {through} pp
-JOIN {prefix} tp ON tp.id = pp.triggerprefix_id
-WHERE pp.pattern_id IN ({ids})
+JOIN {prefix} tp ON tp.id = pp.{tpid}
+WHERE pp.{pid} IN ({ids})
 """
 
 
+@dataclass(frozen=True)
+class _PatternTables:
+    """Where the patterns of an annotation live: annotators' or gold."""
+
+    pattern: type[Pattern] | type[GoldPattern]
+    owner: str  # the pattern's column naming its annotation
+
+
+_ANNOTATOR_PATTERNS = _PatternTables(pattern=Pattern, owner="annotation_id")
+_GOLD_PATTERNS = _PatternTables(pattern=GoldPattern, owner="gold_id")
+
+
 def _pattern_masks(
-    ann_id: np.ndarray, ann_key: np.ndarray, shape: _PrefixShape
+    ann_id: np.ndarray,
+    ann_key: np.ndarray,
+    shape: _PrefixShape,
+    tables: _PatternTables = _ANNOTATOR_PATTERNS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per pattern of the annotations ``ann_id`` (ascending), by pattern id: position of
     its annotation, kind bit, and covered ranks as a bit set [P, W]. Two queries (the
     patterns; their prefix ids as words), and a third for the patterns that the words do
     not settle (a key whose prefix ids are not ``offset + rank``, a key of more than 64
     prefixes, a pattern with a prefix outside its key): their (pattern, rank) rows."""
-    through_table = Pattern.prefixes.through._meta.db_table
+    m2m = tables.pattern._meta.get_field("prefixes")
+    assert isinstance(m2m, ManyToManyField)
+    through_table = tables.pattern.prefixes.through._meta.db_table
     quote = connection.ops.quote_name
+    pid, tpid = quote(m2m.m2m_column_name()), quote(m2m.m2m_reverse_name())
     postgres = connection.vendor == "postgresql"
     n_ranks = shape.exists.shape[1]
     if not len(ann_id):
         return empty_int(), np.zeros(0, dtype=np.uint8), np.zeros((0, n_words(n_ranks)), np.uint64)
     patterns = _int_rows(
         _PATTERNS_SQL.format(
-            pattern=quote(Pattern._meta.db_table),
+            pattern=quote(tables.pattern._meta.db_table),
+            owner=quote(tables.owner),
             # SQLite: scan the patterns in id order rather than by the annotation index.
-            annotation="p.annotation_id" if postgres else "+p.annotation_id",
+            annotation=f"p.{quote(tables.owner)}" if postgres else f"+p.{quote(tables.owner)}",
         ),
         3,
         (int(ann_id[0]), int(ann_id[-1])),
@@ -370,7 +464,11 @@ def _pattern_masks(
         word = "SUM(1 << (pp.triggerprefix_id & 63))"
     bounds = (int(pat_id[0]), int(pat_id[-1]))
     try:
-        words = _int_rows(_WORDS_SQL.format(word=word, through=quote(through_table)), 4, bounds)
+        words = _int_rows(
+            _WORDS_SQL.format(word=word, through=quote(through_table), pid=pid, tpid=tpid),
+            4,
+            bounds,
+        )
     except OperationalError:  # SQLite's "integer overflow"
         if postgres:
             raise
@@ -400,6 +498,8 @@ def _pattern_masks(
         sql = _RANKS_SQL.format(
             rank=quote("rank"),
             through=quote(through_table),
+            pid=pid,
+            tpid=tpid,
             prefix=quote(TriggerPrefix._meta.db_table),
             ids=placeholder,
         )

@@ -13,6 +13,16 @@ urlpatterns = [
         apis.ReportCsvApi.as_view(),
         name="admin-study-report-csv",
     ),
+    path(
+        "admin/studies/<int:study_id>/annotators/",
+        apis.AnnotatorTableApi.as_view(),
+        name="admin-study-annotators",
+    ),
+    path(
+        "admin/studies/<int:study_id>/annotators.csv",
+        apis.AnnotatorCsvApi.as_view(),
+        name="admin-study-annotators-csv",
+    ),
     path("studies/<int:study_id>/export", apis.StudyExportApi.as_view(), name="study-export"),
     path(
         "admin/studies/<int:study_id>/exports/",

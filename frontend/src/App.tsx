@@ -13,6 +13,7 @@ import { HomePage } from './pages/HomePage';
 import { KeyWorkspacePage } from './pages/KeyWorkspacePage';
 import { LoginPage } from './pages/LoginPage';
 import { AnnotatorsPage } from './pages/manage/AnnotatorsPage';
+import { AnnotatorTablePage } from './pages/manage/AnnotatorTablePage';
 import { BatchPage } from './pages/manage/BatchPage';
 import { ManageLayout } from './pages/manage/ManageLayout';
 import { MiningPage } from './pages/manage/MiningPage';
@@ -95,6 +96,7 @@ export function App({
                 <Route path="studies/:studyId" element={<StudyPage />} />
                 <Route path="studies/:studyId/batches/:batchId" element={<BatchPage />} />
                 <Route path="studies/:studyId/report" element={<ReportPage />} />
+                <Route path="studies/:studyId/annotators" element={<AnnotatorTablePage />} />
                 <Route path="mining" element={<MiningPage />} />
                 <Route path="annotators" element={<AnnotatorsPage />} />
               </Route>

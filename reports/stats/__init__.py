@@ -56,8 +56,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import agreement, figure2, labels, patterns, perturbation, value_agreement
-from .arrays import StudyArrays
+from . import agreement, figure2, gold, labels, patterns, perturbation, value_agreement
+from .arrays import GOLD_CODER, StudyArrays, with_gold_coder
 from .bootstrap import BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED
 
 
@@ -67,14 +67,39 @@ def report(
     replicates: int = BOOTSTRAP_REPLICATES,
     seed: int = BOOTSTRAP_SEED,
     is_causal: bool = True,
+    gold_as_coder: bool = False,
 ) -> dict[str, Any]:
-    """Every section of the report (DESIGN §5) as JSON-ready values."""
+    """Every section of the report (DESIGN §5) as JSON-ready values. Gold is a source of
+    its own (``figure2.gold``, ``coverage.gold``, ``value_agreement_gold``) and the
+    reference of ``agreement_with_gold`` and ``check_accuracy``; with ``gold_as_coder``
+    it is also one more coder (``GOLD_CODER``) in the agreement."""
     grid = labels.rating_grid(arrays)
+    on_gold = gold.gold_arrays(arrays)
+    grid_gold = labels.rating_grid(on_gold)
+    fig = figure2.figure2(arrays, grid)
+    fig["gold"] = figure2.figure2(on_gold, grid_gold)["pooled"]
+    cov = figure2.coverage(arrays, grid)
+    cov["gold"] = figure2.coverage(on_gold, grid_gold)
+    coders = with_gold_coder(arrays) if gold_as_coder else arrays
+    agree = agreement.agreement(
+        coders,
+        labels.rating_grid(coders) if gold_as_coder else grid,
+        replicates=replicates,
+        seed=seed,
+    )
+    agree["gold_as_coder"] = gold_as_coder
+    agree["gold_coder"] = GOLD_CODER
+    curated = (grid_gold[0] >= 0).any(axis=1)
     return {
-        "figure2": figure2.figure2(arrays, grid),
-        "coverage": figure2.coverage(arrays, grid),
-        "agreement": agreement.agreement(arrays, grid, replicates=replicates, seed=seed),
+        "figure2": fig,
+        "coverage": cov,
+        "agreement": agree,
+        "agreement_with_gold": gold.agreement_with_gold(arrays, grid),
+        "check_accuracy": gold.check_accuracy(arrays),
         "pattern_jaccard": patterns.pattern_jaccard(arrays),
         "value_agreement": value_agreement.value_agreement(arrays, is_causal=is_causal),
+        "value_agreement_gold": value_agreement.value_agreement(
+            arrays, is_causal=is_causal, keys=curated
+        ),
         "perturbation": perturbation.perturbation(arrays),
     }

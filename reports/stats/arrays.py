@@ -7,10 +7,38 @@ P patterns, W = ⌈R/64⌉ words of a rank bit set, L layers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class AnnotationSet:
+    """Annotations other than the report's own, on the same keys: the submitted gold
+    (one coder, ``GOLD_CODER``) or the annotators' check annotations."""
+
+    coders: tuple[str, ...]  # [M'] usernames, ascending (gold: one name)
+    ann_key: np.ndarray  # [A'] int64, position of the annotation's key
+    ann_coder: np.ndarray  # [A'] int64, position of the annotation's coder in ``coders``
+    pat_ann: np.ndarray  # [P'] int64, position of the pattern's annotation
+    pat_kind: np.ndarray  # [P'] uint8
+    pat_mask: np.ndarray  # [P', W] uint64
+
+
+# Gold's name where it is a coder: no username can hold parentheses.
+GOLD_CODER = "(gold)"
+
+
+def empty_set(n_words: int = 1, coders: tuple[str, ...] = ()) -> AnnotationSet:
+    return AnnotationSet(
+        coders=coders,
+        ann_key=empty_int(),
+        ann_coder=empty_int(),
+        pat_ann=empty_int(),
+        pat_kind=np.zeros(0, dtype=np.uint8),
+        pat_mask=np.zeros((0, n_words), dtype=np.uint64),
+    )
 
 
 @dataclass(frozen=True)
@@ -33,6 +61,8 @@ class StudyArrays:
     top1_trigger_id: np.ndarray  # [K] int64, trigger token id of the rank-1 prefix; -1: none
     vocab_size: int
     perturbation: np.ndarray  # [K, 3] float64 (first, last, random); nan when absent
+    gold: AnnotationSet | None = None  # the keys' submitted gold annotations
+    checks: AnnotationSet | None = None  # the annotators' check annotations (submitted)
 
     @property
     def n_keys(self) -> int:
@@ -74,3 +104,41 @@ def num(x: Any) -> float | None:
 def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den != 0, num / np.where(den != 0, den, 1), np.nan)
+
+
+def with_annotations(arrays: StudyArrays, other: AnnotationSet) -> StudyArrays:
+    """The same keys with ``other``'s annotations in place of the report's own."""
+    return replace(
+        arrays,
+        coders=other.coders,
+        ann_key=other.ann_key,
+        ann_coder=other.ann_coder,
+        pat_ann=other.pat_ann,
+        pat_kind=other.pat_kind,
+        pat_mask=other.pat_mask,
+    )
+
+
+def gold_of(arrays: StudyArrays) -> AnnotationSet:
+    return arrays.gold if arrays.gold is not None else empty_set(coders=(GOLD_CODER,))
+
+
+def checks_of(arrays: StudyArrays) -> AnnotationSet:
+    return arrays.checks if arrays.checks is not None else empty_set()
+
+
+def with_gold_coder(arrays: StudyArrays) -> StudyArrays:
+    """The report's annotations and the gold as one more coder, ``GOLD_CODER``, last."""
+    gold = gold_of(arrays)
+    n_ann = arrays.ann_key.shape[0]
+    return replace(
+        arrays,
+        coders=(*arrays.coders, GOLD_CODER),
+        ann_key=np.concatenate([arrays.ann_key, gold.ann_key]),
+        ann_coder=np.concatenate([arrays.ann_coder, gold.ann_coder * 0 + len(arrays.coders)]),
+        pat_ann=np.concatenate([arrays.pat_ann, gold.pat_ann + n_ann]),
+        pat_kind=np.concatenate([arrays.pat_kind, gold.pat_kind]),
+        pat_mask=np.concatenate(
+            [arrays.pat_mask, gold.pat_mask.reshape(-1, arrays.pat_mask.shape[1])]
+        ),
+    )

@@ -57,14 +57,19 @@ NEXT_TOKEN_END = -1  # the trigger is the sentence's last token
 NEXT_TOKEN_UNKNOWN = -2  # the sentence was cut at max_tokens: the next token is unknown
 
 
-def value_agreement(arrays: StudyArrays, *, is_causal: bool = True) -> dict[str, Any]:
+def value_agreement(
+    arrays: StudyArrays, *, is_causal: bool = True, keys: np.ndarray | None = None
+) -> dict[str, Any]:
     """§4 over the sampled keys: how often the value's argmax token is the next token (a)
     or the trigger token (b) of the key's rank-1 trigger prefix. An end of sentence (-1)
     never matches and stays in the denominator; an unknown next token (-2, a cut
-    sentence) is left out of reading (a)'s denominator and counted in ``next_unknown``."""
+    sentence) is left out of reading (a)'s denominator and counted in ``next_unknown``.
+    ``keys`` [K] bool: only these keys (the curated ones, for the gold view)."""
     layer_pos = layer_positions(arrays)
     n_layers = len(arrays.layers)
     known = (arrays.value_top_id >= 0) & arrays.prefix_exists[:, :1].any(axis=1)
+    if keys is not None:
+        known &= keys
     end = known & (arrays.top1_next_id == NEXT_TOKEN_END)
     unknown = known & (arrays.top1_next_id == NEXT_TOKEN_UNKNOWN)
     nxt = known & (arrays.top1_next_id >= 0) & (arrays.value_top_id == arrays.top1_next_id)

@@ -186,6 +186,8 @@ export interface ReportQuery {
   annotators: readonly string[] | null;
   layers: readonly number[] | null;
   submittedOnly: boolean;
+  /** Count the gold (curated) annotations as one more coder in the agreement. */
+  goldAsCoder?: boolean;
 }
 
 type ReportParams = NonNullable<
@@ -202,6 +204,7 @@ function reportParams(query: ReportQuery): ReportParams {
     params.layers = [...query.layers].sort((a, b) => a - b).join(',');
   }
   if (!query.submittedOnly) params.submitted_only = false;
+  if (query.goldAsCoder) params.gold_as_coder = true;
   return params;
 }
 
@@ -210,7 +213,8 @@ const serializeReportQuery = createQuerySerializer<ReportParams>(REPORT_QUERY);
 
 /**
  * The query string of a report request ('' for the defaults): `annotators=a,b`,
- * `layers=1,2` (sorted), `submitted_only=false` when drafts count too.
+ * `layers=1,2` (sorted), `submitted_only=false` when drafts count too, `gold_as_coder=true`
+ * when gold counts as a coder.
  */
 export function reportQueryString(query: ReportQuery): string {
   const search = serializeReportQuery(reportParams(query));
@@ -230,6 +234,8 @@ export const urls = {
       { study_id: studyId },
       reportQueryString(query),
     ),
+  annotatorTableCsv: (studyId: number) =>
+    link('/api/admin/studies/{study_id}/annotators.csv', { study_id: studyId }),
   export: (studyId: number, format: ExportFormat) =>
     link('/api/studies/{study_id}/export', { study_id: studyId }, `?format=${enc(format)}`),
   exportDownload: (jobId: number) =>
@@ -423,6 +429,13 @@ export const api = {
         client.GET('/api/admin/studies/{study_id}/report/', {
           params: { path: { study_id: studyId }, query: reportParams(query) },
           querySerializer: REPORT_QUERY,
+        }),
+      ),
+    /** Per annotator: work, speed, agreement with the others and with gold, checks. */
+    annotatorTable: (studyId: number) =>
+      call(
+        client.GET('/api/admin/studies/{study_id}/annotators/', {
+          params: { path: { study_id: studyId } },
         }),
       ),
     createExport: (studyId: number, format: ExportFormat) =>

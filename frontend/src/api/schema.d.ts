@@ -263,6 +263,38 @@ export interface paths {
         patch: operations["admin_studies_partial_update"];
         trace?: never;
     };
+    "/api/admin/studies/{study_id}/annotators/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["admin_studies_annotators_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/studies/{study_id}/annotators.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["admin_studies_annotators.csv_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/studies/{study_id}/batches/": {
         parameters: {
             query?: never;
@@ -878,6 +910,51 @@ export interface components {
             annotator_id: number;
             username: string;
             is_active: boolean;
+        };
+        AnnotatorTable: {
+            study: components["schemas"]["AnnotatorTableStudy"];
+            /** Format: double */
+            study_median_active_seconds: number | null;
+            /** Format: double */
+            study_patterns_per_key: number | null;
+            labels: string[];
+            definitions: {
+                [key: string]: string;
+            };
+            annotators: components["schemas"]["AnnotatorTableRow"][];
+        };
+        AnnotatorTableRow: {
+            username: string;
+            keys_done: number;
+            /** Format: double */
+            median_active_seconds: number | null;
+            /** Format: double */
+            patterns_per_key: number | null;
+            /** Format: double */
+            coverage: number | null;
+            /** Format: double */
+            alpha_with_others: number | null;
+            /** @description Prefixes shared with the others. */
+            alpha_units: number;
+            /** Format: double */
+            kappa_with_gold: number | null;
+            /** Format: double */
+            raw_agreement_with_gold: number | null;
+            /** @description Prefixes rated by them and by gold. */
+            gold_units: number;
+            checks_n: number;
+            /** Format: double */
+            check_accuracy: number | null;
+            /** Format: double */
+            check_kappa: number | null;
+            /** @description Key flags they raised in the study. */
+            flags: number;
+            /** @description Defined in definitions. */
+            quality_flags: components["schemas"]["QualityFlagsEnum"][];
+        };
+        AnnotatorTableStudy: {
+            id: number;
+            name: string;
         };
         AnnotatorWithLink: {
             annotator: components["schemas"]["AdminAnnotator"];
@@ -1643,6 +1720,14 @@ export interface components {
             /** @description Assigned and nothing written yet. */
             new: number;
         };
+        /**
+         * @description * `fast` - fast
+         *     * `low_gold_agreement` - low_gold_agreement
+         *     * `few_patterns` - few_patterns
+         *     * `low_check_accuracy` - low_check_accuracy
+         * @enum {string}
+         */
+        QualityFlagsEnum: "fast" | "low_gold_agreement" | "few_patterns" | "low_check_accuracy";
         ReportAgreement: {
             coders: string[];
             bootstrap_replicates: number;
@@ -1651,6 +1736,10 @@ export interface components {
             labels: components["schemas"]["ReportAgreementBlock"];
             /** @description On covered / not-covered. */
             binary: components["schemas"]["ReportAgreementBlock"];
+            /** @description Whether the gold counts as a coder here (the gold_as_coder option). */
+            gold_as_coder: boolean;
+            /** @description Gold's name among the coders when it is one. */
+            gold_coder: string;
         };
         ReportAgreementBlock: {
             layers: components["schemas"]["ReportAgreementRow"][];
@@ -1665,6 +1754,36 @@ export interface components {
             cohen_kappa_mean: components["schemas"]["ReportEstimate"];
             raw_agreement: components["schemas"]["ReportEstimate"];
         };
+        ReportAgreementWithGold: {
+            annotator: string;
+            /**
+             * Format: double
+             * @description Cohen's κ with gold on the four labels.
+             */
+            kappa: number | null;
+            /** Format: double */
+            raw_agreement: number | null;
+            /** @description Prefixes rated by both. */
+            n_units: number;
+            /** @description Keys rated by both. */
+            n_keys: number;
+        };
+        ReportCheckAccuracy: {
+            annotator: string;
+            /** @description Submitted check annotations with gold. */
+            n_checks: number;
+            /**
+             * Format: double
+             * @description Share of their prefixes given gold's label.
+             */
+            raw_agreement: number | null;
+            /**
+             * Format: double
+             * @description Cohen's κ with gold over those prefixes.
+             */
+            kappa: number | null;
+            n_units: number;
+        };
         ReportCohenPair: {
             annotators: string[];
             /** Format: double */
@@ -1672,6 +1791,12 @@ export interface components {
             n_units: number;
         };
         ReportCoverage: {
+            layers: components["schemas"]["ReportCoverageRow"][];
+            overall: components["schemas"]["ReportCoverageRow"];
+            /** @description Over the submitted gold annotations (n_annotations: curated keys). */
+            gold: components["schemas"]["ReportCoverageBlock"];
+        };
+        ReportCoverageBlock: {
             layers: components["schemas"]["ReportCoverageRow"][];
             overall: components["schemas"]["ReportCoverageRow"];
         };
@@ -1704,6 +1829,8 @@ export interface components {
             pooled: components["schemas"]["ReportFigure2Block"];
             per_annotator: components["schemas"]["ReportFigure2Annotator"][];
             majority: components["schemas"]["ReportFigure2Block"];
+            /** @description The submitted gold annotations, one rating per prefix of a curated key; a layer without gold has n 0 and null shares. */
+            gold: components["schemas"]["ReportFigure2Block"];
         };
         ReportFigure2Annotator: {
             layers: components["schemas"]["ReportFigure2Row"][];
@@ -2114,8 +2241,12 @@ export interface components {
             figure2: components["schemas"]["ReportFigure2"];
             coverage: components["schemas"]["ReportCoverage"];
             agreement: components["schemas"]["ReportAgreement"];
+            agreement_with_gold: components["schemas"]["ReportAgreementWithGold"][];
+            check_accuracy: components["schemas"]["ReportCheckAccuracy"][];
             pattern_jaccard: components["schemas"]["ReportPatternJaccard"];
             value_agreement: components["schemas"]["ReportValueAgreement"];
+            /** @description §4 over the sampled keys that have submitted gold. */
+            value_agreement_gold: components["schemas"]["ReportValueAgreement"];
             value_agreement_every_key: components["schemas"]["ReportValueAgreementEveryKey"];
             perturbation: components["schemas"]["ReportPerturbation"];
         };
@@ -3010,6 +3141,81 @@ export interface operations {
             };
         };
     };
+    admin_studies_annotators_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotatorTable"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "admin_studies_annotators.csv_retrieve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One row per annotator: username,keys_done,median_active_seconds,patterns_per_key,coverage,alpha_with_others,alpha_units,kappa_with_gold,raw_agreement_with_gold,gold_units,checks_n,check_accuracy,check_kappa,flags,quality_flags */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     admin_studies_batches_list: {
         parameters: {
             query?: never;
@@ -3248,6 +3454,8 @@ export interface operations {
             query?: {
                 /** @description Usernames, comma-separated (default: every annotator of the study). */
                 annotators?: string;
+                /** @description Count the gold (curated) annotations as one more coder in the agreement (default: no, annotators only). The report names the choice. */
+                gold_as_coder?: boolean;
                 /** @description Layers (from 1), comma-separated (default: all). */
                 layers?: string;
                 /** @description Only submitted annotations (default), or drafts too. */
@@ -3300,6 +3508,8 @@ export interface operations {
             query?: {
                 /** @description Usernames, comma-separated (default: every annotator of the study). */
                 annotators?: string;
+                /** @description Count the gold (curated) annotations as one more coder in the agreement (default: no, annotators only). The report names the choice. */
+                gold_as_coder?: boolean;
                 /** @description Layers (from 1), comma-separated (default: all). */
                 layers?: string;
                 /** @description Only submitted annotations (default), or drafts too. */

@@ -1,5 +1,7 @@
 import type {
   AnnotationState,
+  AnnotatorTable,
+  AnnotatorTableRow,
   ExportJob,
   KeyDetail,
   MiningRun,
@@ -146,6 +148,17 @@ export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
         ...figureRow(null, [0.25, 0.25, 0, 0.5], 10),
         ties: 2,
       }),
+      // Gold: curated keys in layer 1 only (layer 2 has none: n 0, null shares).
+      gold: block(
+        [
+          figureRow(1, [0.6, 0.2, 0, 0.2], 5),
+          {
+            ...figureRow(2, [0, 0, 0, 0], 0),
+            shares: { shallow: null, semantic: null, shallow_semantic: null, not_covered: null },
+          },
+        ],
+        figureRow(null, [0.6, 0.2, 0, 0.2], 5),
+      ),
       per_annotator: [
         {
           annotator: 'alice',
@@ -182,11 +195,40 @@ export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
         n_patterns: 14,
         mean_patterns_per_key: 3.5,
       },
+      gold: {
+        layers: [1, 2].map((layer) => ({
+          layer,
+          n_prefixes: layer === 1 ? 5 : 0,
+          covered: layer === 1 ? 4 : 0,
+          share_covered: layer === 1 ? 0.8 : null,
+          n_annotations: layer === 1 ? 1 : 0,
+          n_patterns: layer === 1 ? 2 : 0,
+          mean_patterns_per_key: layer === 1 ? 2 : null,
+        })),
+        overall: {
+          layer: null,
+          n_prefixes: 5,
+          covered: 4,
+          share_covered: 0.8,
+          n_annotations: 1,
+          n_patterns: 2,
+          mean_patterns_per_key: 2,
+        },
+      },
     },
+    agreement_with_gold: [
+      { annotator: 'alice', kappa: 2 / 3, raw_agreement: 0.8, n_units: 5, n_keys: 1 },
+      { annotator: 'bob', kappa: 0, raw_agreement: 0, n_units: 5, n_keys: 1 },
+    ],
+    check_accuracy: [
+      { annotator: 'alice', n_checks: 1, raw_agreement: 0.6, kappa: 0.375, n_units: 5 },
+    ],
     agreement: {
       coders: ['alice', 'bob'],
       bootstrap_replicates: 1000,
       bootstrap_seed: 0,
+      gold_as_coder: false,
+      gold_coder: '(gold)',
       labels: {
         layers: [agreementRow(1), agreementRow(2)],
         overall: agreementRow(null),
@@ -237,6 +279,28 @@ export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
         trigger_token: rate(0, 4),
       },
     },
+    value_agreement_gold: {
+      applicable: true,
+      reason: null,
+      vocab_size: 50257,
+      random_baseline: 1 / 50257,
+      layers: [1, 2].map((layer) => ({
+        layer,
+        n_keys: layer === 1 ? 1 : 0,
+        next_end: 0,
+        next_unknown: 0,
+        next_token: rate(layer === 1 ? 1 : 0, layer === 1 ? 1 : 0),
+        trigger_token: rate(0, layer === 1 ? 1 : 0),
+      })),
+      overall: {
+        layer: null,
+        n_keys: 1,
+        next_end: 0,
+        next_unknown: 0,
+        next_token: rate(1, 1),
+        trigger_token: rate(0, 1),
+      },
+    },
     value_agreement_every_key: makeEveryKey([1, 2]),
     perturbation: {
       layers: [1, 2].map((layer) => ({ layer, n_keys: 0, first: null, last: null, random: null })),
@@ -283,6 +347,48 @@ export function makeEveryKey(layers: number[]): ReportValueAgreementEveryKey {
     variants: ['without_final_norm', 'with_final_norm'],
     layers: layers.map((layer) => row(layer, layer, 1)),
     overall: row(null, total, layers.length),
+  };
+}
+
+export function makeAnnotatorTable(overrides: Partial<AnnotatorTable> = {}): AnnotatorTable {
+  const row = (username: string): AnnotatorTableRow => ({
+    username,
+    keys_done: 2,
+    median_active_seconds: 60,
+    patterns_per_key: 1,
+    coverage: 0.5,
+    alpha_with_others: 0.25,
+    alpha_units: 5,
+    kappa_with_gold: 2 / 3,
+    raw_agreement_with_gold: 0.8,
+    gold_units: 5,
+    checks_n: 1,
+    check_accuracy: 0.6,
+    check_kappa: 0.375,
+    flags: 1,
+    quality_flags: [],
+  });
+  return {
+    study: { id: 7, name: 'demo' },
+    study_median_active_seconds: 30,
+    study_patterns_per_key: 1,
+    labels: ['shallow', 'semantic', 'shallow+semantic', 'not-covered'],
+    definitions: { fast: 'Median active time under a third of the study median.' },
+    annotators: [
+      row('alice'),
+      {
+        ...row('bob'),
+        keys_done: 1,
+        median_active_seconds: 6,
+        kappa_with_gold: 0,
+        raw_agreement_with_gold: 0,
+        check_accuracy: null,
+        checks_n: 0,
+        flags: 0,
+        quality_flags: ['fast', 'low_gold_agreement'],
+      },
+    ],
+    ...overrides,
   };
 }
 

@@ -28,6 +28,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--include-drafts", action="store_true", help="count draft annotations too"
         )
+        parser.add_argument(
+            "--gold-as-coder",
+            action="store_true",
+            help="count the gold (curated) annotations as one more coder in the agreement",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         study = study_find(options["study"])
@@ -41,6 +46,7 @@ class Command(BaseCommand):
             annotators=annotators,
             layers=parse_layers(options["layers"]),
             submitted_only=not options["include_drafts"],
+            gold_as_coder=options["gold_as_coder"],
         )
         out = Path(options["out"])
         try:

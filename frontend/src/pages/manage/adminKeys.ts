@@ -17,5 +17,6 @@ export const adminKeys = {
   annotators: () => ['admin', 'annotators'] as const,
   miningRuns: () => ['admin', 'mining-runs'] as const,
   report: (studyId: number, query: ReportQuery) => ['admin', 'report', studyId, query] as const,
+  annotatorTable: (studyId: number) => ['admin', 'annotator-table', studyId] as const,
   exportJob: (jobId: number | null) => ['admin', 'export-job', jobId] as const,
 };

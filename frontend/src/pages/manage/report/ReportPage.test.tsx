@@ -349,7 +349,11 @@ describe('report page', () => {
       n_patterns: 0,
       mean_patterns_per_key: null,
     };
-    report.coverage = { layers: [{ ...zero, layer: 1 }], overall: zero };
+    report.coverage = {
+      layers: [{ ...zero, layer: 1 }],
+      overall: zero,
+      gold: { layers: [{ ...zero, layer: 1 }], overall: zero },
+    };
     const nothing = {
       n: 0,
       ties: 0,
@@ -375,6 +379,74 @@ describe('report page', () => {
     );
     expect(screen.getByTestId('agreement-empty')).toHaveTextContent(
       'Only alice has annotations in this report: agreement needs two annotators of the same keys.',
+    );
+  });
+
+  it('shows gold as a Figure 2 source, its coverage and each annotator against gold', async () => {
+    const user = userEvent.setup();
+    mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, makeReport()),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+
+    await user.click(screen.getByLabelText('gold (curated)'));
+    const chart = screen.getByTestId('figure2-chart');
+    expect(chart).toHaveTextContent('gold (curated)');
+    // Gold covers layer 1 only: one layer bar and the overall one; layer 2 is named.
+    expect(chart.querySelectorAll('g.bar')).toHaveLength(2);
+    expect(chart).toHaveTextContent('Layers without ratings (not drawn): 2');
+    const shallow = chart.querySelector('g.bar[data-layer="1"] rect[data-label="shallow"]');
+    expect(Number(shallow?.getAttribute('height'))).toBeCloseTo(240 * 0.6, 6);
+
+    const coverage = screen.getByTestId('gold-coverage-table');
+    expect(within(coverage).getAllByTestId('gold-coverage-share')[0]).toHaveTextContent('80.0%');
+    expect(within(coverage).getAllByTestId('gold-coverage-share')[1]).toHaveTextContent('—');
+
+    const table = screen.getByTestId('gold-agreement-table');
+    const alice = table.querySelector('tr[data-annotator="alice"]');
+    expect(alice).toHaveTextContent('0.667');
+    expect(alice).toHaveTextContent('80.0%');
+    expect(alice).toHaveTextContent('60.0%');
+    expect(alice).toHaveTextContent('0.375');
+    expect(table.querySelector('tr[data-annotator="bob"]')).toHaveTextContent('0.000');
+    expect(screen.getByTestId('gold-as-coder-note')).toHaveTextContent('does not count as a coder');
+    expect(screen.getByTestId('annotator-table-link')).toHaveAttribute(
+      'href',
+      '/manage/studies/7/annotators',
+    );
+  });
+
+  it('asks for gold as a coder and says that the report counted it', async () => {
+    const user = userEvent.setup();
+    const withGold = makeReport();
+    withGold.agreement.gold_as_coder = true;
+    withGold.agreement.coders = ['alice', 'bob', '(gold)'];
+    const fetchMock = mockApi({
+      [STUDY]: () => json(200, makeStudy()),
+      [REPORT]: () => json(200, makeReport()),
+      [`${REPORT}?gold_as_coder=true`]: () => json(200, withGold),
+    });
+    renderApp({ path: '/manage/studies/7/report', user: carol });
+    await screen.findByTestId('figure2-chart');
+    await user.click(screen.getByTestId('gold-as-coder'));
+    await user.click(screen.getByRole('button', { name: 'Apply filters' }));
+    await waitFor(() =>
+      expect(screen.getByTestId('gold-as-coder-note')).toHaveTextContent(
+        'Gold (curated) counts as a coder, named (gold).',
+      ),
+    );
+    expect(fetchMock.mock.calls.at(-1)?.[0]).toBe(
+      '/api/admin/studies/7/report/?gold_as_coder=true',
+    );
+    // Gold among the coders is not offered as an annotator to filter by.
+    const filters = screen.getByTestId('report-filters');
+    expect(within(filters).queryByLabelText('(gold)')).toBeNull();
+    expect(within(filters).getByLabelText('alice')).toBeInTheDocument();
+    expect(screen.getByTestId('report-csv')).toHaveAttribute(
+      'href',
+      '/api/admin/studies/7/report.csv?gold_as_coder=true',
     );
   });
 

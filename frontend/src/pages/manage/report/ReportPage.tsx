@@ -17,6 +17,8 @@ import { layerRanges, makeFormatters } from './format';
 import {
   AgreementTables,
   CoverageTable,
+  GoldAgreementTable,
+  GoldCoverageTable,
   JaccardTable,
   NoRatings,
   PerturbationTable,
@@ -24,11 +26,18 @@ import {
 import { downloadBlob, safeFileName, serializeSvg, svgSize, svgToPng } from './svgExport';
 import { ValueAgreementSection } from './ValueAgreementSection';
 
-export const DEFAULT_QUERY: ReportQuery = { annotators: null, layers: null, submittedOnly: true };
+export const DEFAULT_QUERY: ReportQuery = {
+  annotators: null,
+  layers: null,
+  submittedOnly: true,
+  goldAsCoder: false,
+};
 
 /** The annotators a report names (its per-annotator figures and its coders). */
 export function annotatorsOf(report: StudyReport): string[] {
-  const names = new Set<string>(report.agreement.coders);
+  // Gold counted as a coder is no annotator to filter by.
+  const gold = report.agreement.gold_as_coder ? report.agreement.gold_coder : null;
+  const names = new Set<string>(report.agreement.coders.filter((name) => name !== gold));
   for (const block of report.figure2.per_annotator) names.add(block.annotator);
   return [...names].sort((a, b) => a.localeCompare(b));
 }
@@ -72,6 +81,11 @@ export function ReportPage() {
         {t('manage.backToStudy')}
       </Link>
       <h1>{t('report.heading', { name: study.data.name })}</h1>
+      <p>
+        <Link to={`/manage/studies/${id}/annotators`} data-testid="annotator-table-link">
+          {t('report.annotatorTable')}
+        </Link>
+      </p>
       <ReportFilters
         study={study.data}
         annotators={knownAnnotators}
@@ -109,6 +123,7 @@ function ReportFilters({
   const [chosenAnnotators, setChosenAnnotators] = useState<string[]>([...(value.annotators ?? [])]);
   const [chosenLayers, setChosenLayers] = useState<number[]>([...(value.layers ?? [])]);
   const [submittedOnly, setSubmittedOnly] = useState(value.submittedOnly);
+  const [goldAsCoder, setGoldAsCoder] = useState(value.goldAsCoder ?? false);
 
   function toggle<T>(list: T[], item: T, on: boolean): T[] {
     return on
@@ -122,6 +137,7 @@ function ReportFilters({
       annotators: chosenAnnotators.length > 0 ? [...chosenAnnotators].sort() : null,
       layers: chosenLayers.length > 0 ? [...chosenLayers].sort((a, b) => a - b) : null,
       submittedOnly,
+      goldAsCoder,
     });
   }
 
@@ -174,6 +190,15 @@ function ReportFilters({
         />
         {t('report.filters.submittedOnly')}
       </label>
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          checked={goldAsCoder}
+          onChange={(event) => setGoldAsCoder(event.target.checked)}
+          data-testid="gold-as-coder"
+        />
+        {t('report.filters.goldAsCoder')}
+      </label>
       <p className="muted">{t('report.filters.hint')}</p>
       <div>
         <button type="submit" className="primary" disabled={busy}>
@@ -184,8 +209,8 @@ function ReportFilters({
   );
 }
 
-type View = 'pooled' | 'per_annotator' | 'majority';
-const VIEWS: readonly View[] = ['pooled', 'per_annotator', 'majority'];
+type View = 'pooled' | 'per_annotator' | 'majority' | 'gold';
+const VIEWS: readonly View[] = ['pooled', 'per_annotator', 'majority', 'gold'];
 
 function ReportBody({
   report,
@@ -213,6 +238,9 @@ function ReportBody({
   } else if (view === 'majority') {
     block = report.figure2.majority;
     viewName = t('report.figure2.views.majority');
+  } else if (view === 'gold') {
+    block = report.figure2.gold;
+    viewName = t('report.figure2.views.gold');
   } else {
     block = chosen;
     viewName = chosen
@@ -325,7 +353,14 @@ function ReportBody({
         ) : (
           <p className="muted">{t('report.figure2.noData')}</p>
         )}
-        {block && block.overall.n === 0 && <NoRatings report={report} testId="figure2-empty" />}
+        {block && block.overall.n === 0 && view !== 'gold' && (
+          <NoRatings report={report} testId="figure2-empty" />
+        )}
+        {view === 'gold' && block && block.overall.n === 0 && (
+          <p className="muted" data-testid="figure2-gold-empty">
+            {t('report.gold.none')}
+          </p>
+        )}
         {view === 'majority' && (
           <p className="muted" data-testid="majority-ties">
             {t('report.figure2.tiesExplained')}{' '}
@@ -364,11 +399,22 @@ function ReportBody({
       <section className="stack" aria-labelledby="coverage-heading">
         <h2 id="coverage-heading">{t('report.coverage.heading')}</h2>
         <CoverageTable report={report} f={f} />
+        <GoldCoverageTable report={report} f={f} />
       </section>
 
       <section className="stack" aria-labelledby="agreement-heading">
         <h2 id="agreement-heading">{t('report.agreement.heading')}</h2>
+        <p className="muted" data-testid="gold-as-coder-note">
+          {report.agreement.gold_as_coder
+            ? t('report.agreement.goldAsCoderYes', { name: report.agreement.gold_coder })
+            : t('report.agreement.goldAsCoderNo')}
+        </p>
         <AgreementTables report={report} f={f} />
+      </section>
+
+      <section className="stack" aria-labelledby="gold-heading">
+        <h2 id="gold-heading">{t('report.gold.heading')}</h2>
+        <GoldAgreementTable report={report} f={f} />
       </section>
 
       <section className="stack" aria-labelledby="jaccard-heading">
@@ -381,6 +427,7 @@ function ReportBody({
         <ValueAgreementSection
           everyKey={report.value_agreement_every_key}
           sampled={report.value_agreement}
+          gold={report.value_agreement_gold}
           f={f}
         />
       </section>

@@ -317,3 +317,87 @@ export function PerturbationTable({ report, f }: { report: StudyReport; f: Forma
     </table>
   );
 }
+
+/** Coverage of the submitted gold annotations, per layer (a layer without gold: dashes). */
+export function GoldCoverageTable({ report, f }: { report: StudyReport; f: Formatters }) {
+  const { t } = useTranslation();
+  const gold = report.coverage.gold;
+  if (gold.overall.n_annotations === 0)
+    return (
+      <p className="muted" data-testid="gold-coverage-empty">
+        {t('report.gold.none')}
+      </p>
+    );
+  return (
+    <table className="assignments report-table" data-testid="gold-coverage-table">
+      <caption>{t('report.coverage.goldCaption')}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t('report.layerColumn')}</th>
+          <th scope="col">{t('report.coverage.goldKeys')}</th>
+          <th scope="col">{t('report.coverage.covered')}</th>
+          <th scope="col">{t('report.coverage.share')}</th>
+          <th scope="col">{t('report.coverage.perKey')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {[...gold.layers, gold.overall].map((row) => (
+          <tr key={row.layer ?? 'all'}>
+            <RowHead layer={row.layer} />
+            <td>{f.count(row.n_annotations)}</td>
+            <td>{f.count(row.covered)}</td>
+            <td data-testid="gold-coverage-share">{f.percent(row.share_covered)}</td>
+            <td>{f.twoDecimals(row.mean_patterns_per_key)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Each annotator against gold (κ, raw agreement) and on check keys. */
+export function GoldAgreementTable({ report, f }: { report: StudyReport; f: Formatters }) {
+  const { t } = useTranslation();
+  const checks = new Map(report.check_accuracy.map((row) => [row.annotator, row]));
+  const names = [
+    ...new Set([
+      ...report.agreement_with_gold.map((row) => row.annotator),
+      ...report.check_accuracy.map((row) => row.annotator),
+    ]),
+  ].sort((a, b) => a.localeCompare(b));
+  const gold = new Map(report.agreement_with_gold.map((row) => [row.annotator, row]));
+  if (names.length === 0) return <NoRatings report={report} testId="gold-agreement-empty" />;
+  return (
+    <table className="assignments report-table" data-testid="gold-agreement-table">
+      <caption>{t('report.gold.caption')}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{t('report.gold.annotator')}</th>
+          <th scope="col">{t('report.gold.kappa')}</th>
+          <th scope="col">{t('report.gold.raw')}</th>
+          <th scope="col">{t('report.gold.units')}</th>
+          <th scope="col">{t('report.gold.checks')}</th>
+          <th scope="col">{t('report.gold.checkAccuracy')}</th>
+          <th scope="col">{t('report.gold.checkKappa')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {names.map((name) => {
+          const withGold = gold.get(name);
+          const check = checks.get(name);
+          return (
+            <tr key={name} data-annotator={name}>
+              <th scope="row">{name}</th>
+              <td className="number">{f.decimal(withGold?.kappa)}</td>
+              <td className="number">{f.percent(withGold?.raw_agreement)}</td>
+              <td>{f.count(withGold?.n_units)}</td>
+              <td>{f.count(check?.n_checks ?? 0)}</td>
+              <td className="number">{f.percent(check?.raw_agreement)}</td>
+              <td className="number">{f.decimal(check?.kappa)}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}

@@ -47,10 +47,13 @@ function NotApplicable({
 export function ValueAgreementSection({
   everyKey,
   sampled,
+  gold,
   f,
 }: {
   everyKey: ReportValueAgreementEveryKey;
   sampled: ReportValueAgreement;
+  /** §4 over the sampled keys that have submitted gold (the gold view). */
+  gold?: ReportValueAgreement;
   f: Formatters;
 }) {
   const { t } = useTranslation();
@@ -71,6 +74,17 @@ export function ValueAgreementSection({
         <SampledTable block={sampled} f={f} />
       ) : (
         <NotApplicable reason={sampled.reason} testId="value-sampled-na" />
+      )}
+      {gold?.applicable && gold.overall && gold.overall.n_keys > 0 && (
+        <>
+          <h3>{t('report.values.goldHeading')}</h3>
+          <SampledTable
+            block={gold}
+            f={f}
+            testId="value-agreement-gold-table"
+            caption={t('report.values.goldCaption')}
+          />
+        </>
       )}
     </div>
   );
@@ -155,14 +169,25 @@ function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Format
   );
 }
 
-function SampledTable({ block, f }: { block: ReportValueAgreement; f: Formatters }) {
+function SampledTable({
+  block,
+  f,
+  testId = 'value-agreement-table',
+  caption,
+}: {
+  block: ReportValueAgreement;
+  f: Formatters;
+  testId?: string;
+  caption?: string;
+}) {
   const { t } = useTranslation();
   const rateText = useRateText(f);
   const rows = [...block.layers, block.overall!];
+  const gold = testId !== 'value-agreement-table';
   return (
     <>
-      <table className="assignments report-table" data-testid="value-agreement-table">
-        <caption>{t('report.values.caption')}</caption>
+      <table className="assignments report-table" data-testid={testId}>
+        <caption>{caption ?? t('report.values.caption')}</caption>
         <thead>
           <tr>
             <th scope="col">{t('report.layerColumn')}</th>
@@ -190,12 +215,14 @@ function SampledTable({ block, f }: { block: ReportValueAgreement; f: Formatters
           ))}
         </tbody>
       </table>
-      <p className="muted" data-testid="value-baseline">
-        {t('report.values.baselineNote', {
-          vocab: f.count(block.vocab_size),
-          baseline: f.small(block.random_baseline),
-        })}
-      </p>
+      {!gold && (
+        <p className="muted" data-testid="value-baseline">
+          {t('report.values.baselineNote', {
+            vocab: f.count(block.vocab_size),
+            baseline: f.small(block.random_baseline),
+          })}
+        </p>
+      )}
     </>
   );
 }
