@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Gold, GoldPattern, ReviewKeyDetail, ReviewQueuePage } from '../api/review';
 import type { User } from '../api/types';
 import { makePrefix } from '../test/factories';
-import { alice, json, mockApi, renderApp } from '../test/utils';
+import { alice, carol, json, mockApi, renderApp } from '../test/utils';
 
 /** A curator who is not staff. */
 const dora: User = {
@@ -174,6 +174,13 @@ describe('who reaches the review screens', () => {
 
     renderApp({ path: '/manage', user: dora });
     expect(screen.getByTestId('staff-only')).toBeInTheDocument();
+  });
+
+  it("marks the review tab, not the admin's studies tab, on an admin's review screens", async () => {
+    mockApi({ 'GET /api/review/keys/10/': () => json(200, makeDetail()) });
+    renderApp({ path: KEY_PATH, user: carol });
+    const tabs = await screen.findByRole('navigation', { name: 'Review' });
+    expect(within(tabs).getByRole('link', { name: 'Studies' })).not.toHaveAttribute('aria-current');
   });
 
   it('sends a curator who does not annotate from the home page to the review', async () => {
