@@ -17,8 +17,9 @@ export type Gold = Schemas['Gold'];
 export type GoldConflict = Schemas['GoldConflict'];
 export type ReviewKeyDetail = Schemas['ReviewKeyDetail'];
 export type GoldPatternCreate = Schemas['GoldPatternCreateRequest'];
-export type GoldPatternUpdate = Schemas['PatchedGoldPatternUpdateRequest'];
-export type GoldUpdate = Schemas['PatchedGoldUpdateRequest'];
+// A PATCH's fields are optional in the schema, but every gold write carries its version.
+export type GoldPatternUpdate = Schemas['PatchedGoldPatternUpdateRequest'] & { version: number };
+export type GoldUpdate = Schemas['PatchedGoldUpdateRequest'] & { version: number };
 
 type QueueParams = NonNullable<
   paths['/api/review/studies/{study_id}/queue/']['get']['parameters']['query']
