@@ -165,6 +165,9 @@ class GoldPatternSerializer(ReviewPatternSerializer):
     source = serializers.ChoiceField(choices=GoldPattern.Source.values)  # type: ignore[assignment]
     source_annotator = serializers.CharField(allow_null=True)
     source_pattern_id = serializers.IntegerField(allow_null=True)
+    client_id = serializers.UUIDField(
+        allow_null=True, help_text="The id the client created it with (matches its pending create)."
+    )
 
 
 def _labels() -> serializers.ListField:
@@ -210,6 +213,7 @@ def gold_data(view: GoldView) -> dict[str, Any]:
                 "source": p.source,
                 "source_annotator": p.source_annotator,
                 "source_pattern_id": p.source_pattern_id,
+                "client_id": None if p.client_id is None else str(p.client_id),
             }
             for p in view.patterns
         ],

@@ -416,6 +416,16 @@ def test_a_retried_create_returns_the_same_pattern(alice, bob, curator):
     assert GoldPattern.objects.filter(gold__key=key).count() == 1
 
 
+def test_a_gold_pattern_is_read_with_its_client_id(alice, bob, curator):
+    """The SPA matches a just-added pattern to its pending create by ``client_id``."""
+    key, _ = _key_for_gold(alice, bob)
+    client_id = str(uuid.uuid4())
+    gold = _add(curator, key, 0, client_id=client_id).json()
+    assert gold["patterns"][0]["client_id"] == client_id
+    detail = curator.get(f"/api/review/keys/{key.pk}/").json()
+    assert detail["gold"]["patterns"][0]["client_id"] == client_id
+
+
 def test_submit_reopen_note_check_and_delete(alice, bob, curator, carol):
     key, _ = _key_for_gold(alice, bob)
     gold = _add(curator, key, 0).json()

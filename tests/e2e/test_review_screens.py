@@ -1,11 +1,6 @@
 """The curator's review screens against the real review API (issue 13): the queue, the
-adjudication grid, adopting, editing, the note, the check mark and saving the gold.
+adjudication grid, adopting, editing, the note, the check mark and saving the gold."""
 
-Skipped until the review API is in the tree (it is built in another branch, h-review-api):
-once both are merged the guard finds the URL and the test runs.
-"""
-
-import importlib.util
 import re
 
 import pytest
@@ -17,13 +12,7 @@ from annotate.permissions import CURATOR_GROUP
 from tests.e2e.conftest import log_in
 from tests.factories import PASSWORD, UserFactory, annotate_key, assigned_batch
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _needs_review_api():
-    if importlib.util.find_spec("annotate.apis.review") is None:
-        pytest.skip("needs the review API (annotate/apis/review.py, branch h-review-api)")
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_curator_adjudicates_a_key_end_to_end(page, alice, bob):

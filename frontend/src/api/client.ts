@@ -3,16 +3,8 @@
 // parameters, queries, bodies and answers are typed from the schema (openapi-fetch).
 import createClient, { createQuerySerializer } from 'openapi-fetch';
 
-import type {
-  Gold,
-  GoldPatternCreate,
-  GoldPatternUpdate,
-  ReviewKeyDetail,
-  ReviewQueuePage,
-  ReviewQueueQuery,
-  ReviewStudy,
-} from './review';
-import { reviewQueueSearch } from './review';
+import type { GoldPatternCreate, GoldPatternUpdate, GoldUpdate, ReviewQueueQuery } from './review';
+import { reviewQueueParams } from './review';
 import type { paths } from './schema';
 import type {
   AssignmentCreateRequest,
@@ -466,37 +458,57 @@ export const api = {
       return request<StudyImported>('POST', '/api/admin/imports/', form);
     },
   },
-  /**
-   * The curator's review and gold (issue 13). Untyped `request` calls with the types of
-   * api/review.ts until the review endpoints are in the schema; then typed calls.
-   */
+  /** The curator's review and gold (issue 13). Every write answers the gold. */
   review: {
-    studies: () => request<ReviewStudy[]>('GET', '/api/review/studies/'),
+    studies: () => call(client.GET('/api/review/studies/')),
     queue: (studyId: number, query: ReviewQueueQuery = {}) =>
-      request<ReviewQueuePage>(
-        'GET',
-        `/api/review/studies/${enc(String(studyId))}/queue/${reviewQueueSearch(query)}`,
+      call(
+        client.GET('/api/review/studies/{study_id}/queue/', {
+          params: { path: { study_id: studyId }, query: reviewQueueParams(query) },
+        }),
       ),
     key: (keyId: number) =>
-      request<ReviewKeyDetail>('GET', `/api/review/keys/${enc(String(keyId))}/`),
-    updateGold: (keyId: number, body: { version: number; note?: string; is_check?: boolean }) =>
-      request<Gold>('PATCH', `/api/review/keys/${enc(String(keyId))}/gold/`, body),
+      call(client.GET('/api/review/keys/{key_id}/', { params: { path: { key_id: keyId } } })),
+    updateGold: (keyId: number, body: GoldUpdate) =>
+      call(
+        client.PATCH('/api/review/keys/{key_id}/gold/', {
+          params: { path: { key_id: keyId } },
+          body,
+        }),
+      ),
     createPattern: (keyId: number, body: GoldPatternCreate) =>
-      request<Gold>('POST', `/api/review/keys/${enc(String(keyId))}/gold/patterns/`, body),
+      call(
+        client.POST('/api/review/keys/{key_id}/gold/patterns/', {
+          params: { path: { key_id: keyId } },
+          body,
+        }),
+      ),
     updatePattern: (keyId: number, patternId: number, body: GoldPatternUpdate) =>
-      request<Gold>(
-        'PATCH',
-        `/api/review/keys/${enc(String(keyId))}/gold/patterns/${enc(String(patternId))}/`,
-        body,
+      call(
+        client.PATCH('/api/review/keys/{key_id}/gold/patterns/{pattern_id}/', {
+          params: { path: { key_id: keyId, pattern_id: patternId } },
+          body,
+        }),
       ),
     deletePattern: (keyId: number, patternId: number, version: number) =>
-      request<Gold>(
-        'DELETE',
-        `/api/review/keys/${enc(String(keyId))}/gold/patterns/${enc(String(patternId))}/?version=${version}`,
+      call(
+        client.DELETE('/api/review/keys/{key_id}/gold/patterns/{pattern_id}/', {
+          params: { path: { key_id: keyId, pattern_id: patternId }, query: { version } },
+        }),
       ),
     submit: (keyId: number, version: number) =>
-      request<Gold>('POST', `/api/review/keys/${enc(String(keyId))}/gold/submit/`, { version }),
+      call(
+        client.POST('/api/review/keys/{key_id}/gold/submit/', {
+          params: { path: { key_id: keyId } },
+          body: { version },
+        }),
+      ),
     reopen: (keyId: number, version: number) =>
-      request<Gold>('POST', `/api/review/keys/${enc(String(keyId))}/gold/reopen/`, { version }),
+      call(
+        client.POST('/api/review/keys/{key_id}/gold/reopen/', {
+          params: { path: { key_id: keyId } },
+          body: { version },
+        }),
+      ),
   },
 };

@@ -1329,6 +1329,11 @@ export interface components {
             source: components["schemas"]["SourceEnum"];
             source_annotator: string | null;
             source_pattern_id: number | null;
+            /**
+             * Format: uuid
+             * @description The id the client created it with (matches its pending create).
+             */
+            client_id: string | null;
         };
         GoldPatternCreateRequest: {
             /** @description The gold's version as read; 0 while the key has no gold. */

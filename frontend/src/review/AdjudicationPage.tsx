@@ -14,7 +14,7 @@ import { Link, useParams } from 'react-router-dom';
 
 import { api, isApiError } from '../api/client';
 import { errorMessage } from '../api/errorMessage';
-import type { GoldPattern, ReviewAnnotation, ReviewPattern } from '../api/review';
+import type { ReviewAnnotation, ReviewPattern } from '../api/review';
 import type { AnnotationState, PatternKind, PrefixLabelValue } from '../api/types';
 import { Loading } from '../components/Loading';
 import palette from '../pages/manage/report/figure2Palette.json';
@@ -23,7 +23,6 @@ import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { lookUpKey } from '../workspace/keymap';
 import type { KeyAction } from '../workspace/keymap';
 import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
-import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
 import { PrefixText } from '../workspace/PrefixText';
 import { useQueueSnapshot } from '../workspace/QueueContext';
@@ -37,8 +36,8 @@ import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
 import { REVIEW_KEYMAP, type ReviewAction } from './reviewKeymap';
-import { goldState, useReviewQueue } from './reviewQueue';
-import type { GoldState } from './reviewQueue';
+import { goldState, useReviewQueue, withPendingSources } from './reviewQueue';
+import type { GoldDisplayPattern, GoldState } from './reviewQueue';
 
 const COLOURS = palette as Record<PrefixLabelValue, string>;
 /** Dark text where the palette's colour is light, white where it is dark. */
@@ -61,8 +60,6 @@ export function AdjudicationPage() {
   if (!queue) return <Loading />;
   return <Adjudication key={id} keyId={id} queue={queue} />;
 }
-
-type GoldDisplayPattern = DisplayPattern & Partial<GoldPattern>;
 
 interface Composer {
   description: string;
@@ -150,7 +147,10 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     [snapshot.writes, keyId],
   );
   const display = useMemo(() => (server ? applyPending(server, pending) : null), [server, pending]);
-  const goldPatterns = useMemo(() => (display?.patterns ?? []) as GoldDisplayPattern[], [display]);
+  const goldPatterns: GoldDisplayPattern[] = useMemo(
+    () => withPendingSources(display?.patterns ?? [], pending, detail?.annotations ?? []),
+    [display, pending, detail],
+  );
   const goldLabels = useMemo(() => deriveLabels(ranks, goldPatterns), [ranks, goldPatterns]);
   const submitted = display?.status === 'submitted';
   const goldStatus =

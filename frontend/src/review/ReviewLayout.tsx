@@ -23,7 +23,11 @@ export function ReviewLayout() {
         <NavLink to="/manage/review" end>
           {t('review.studies')}
         </NavLink>
-        {user.is_staff && <NavLink to="/manage">{t('manage.studies')}</NavLink>}
+        {user.is_staff && (
+          <NavLink to="/manage" end>
+            {t('manage.studies')}
+          </NavLink>
+        )}
       </nav>
       <Outlet />
     </div>

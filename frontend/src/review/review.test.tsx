@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Gold, GoldPattern, ReviewKeyDetail, ReviewQueuePage } from '../api/review';
 import type { User } from '../api/types';
 import { makePrefix } from '../test/factories';
-import { alice, json, mockApi, renderApp } from '../test/utils';
+import { alice, carol, json, mockApi, renderApp } from '../test/utils';
 
 /** A curator who is not staff. */
 const dora: User = {
@@ -88,6 +88,7 @@ function goldPattern(overrides: Partial<GoldPattern> = {}): GoldPattern {
     source: 'written',
     source_annotator: null,
     source_pattern_id: null,
+    client_id: null,
     ...overrides,
   };
 }
@@ -101,7 +102,7 @@ function makeDetail(overrides: Partial<ReviewKeyDetail> = {}): ReviewKeyDetail {
       study: { id: 7, name: 'demo', archived: false, is_causal: true },
       density: 0.1,
       max_coefficient: 25,
-      value_top_tokens: null,
+      value_top_tokens: [],
     },
     prefixes: Array.from({ length: 5 }, (_, i) => makePrefix(i + 1)),
     annotations: [
@@ -173,6 +174,13 @@ describe('who reaches the review screens', () => {
 
     renderApp({ path: '/manage', user: dora });
     expect(screen.getByTestId('staff-only')).toBeInTheDocument();
+  });
+
+  it("marks the review tab, not the admin's studies tab, on an admin's review screens", async () => {
+    mockApi({ 'GET /api/review/keys/10/': () => json(200, makeDetail()) });
+    renderApp({ path: KEY_PATH, user: carol });
+    const tabs = await screen.findByRole('navigation', { name: 'Review' });
+    expect(within(tabs).getByRole('link', { name: 'Studies' })).not.toHaveAttribute('aria-current');
   });
 
   it('sends a curator who does not annotate from the home page to the review', async () => {
@@ -338,6 +346,86 @@ describe('the adjudication screen', () => {
       'data-label',
       'shallow',
     );
+  });
+
+  it('matches a just-adopted pattern to its create by client_id before the answer', async () => {
+    const sent: { method: string; url: string; body: Record<string, unknown> }[] = [];
+    let answerCreate: (response: Response) => void = () => {};
+    mockApi({
+      'GET /api/review/keys/10/': () => json(200, makeDetail()),
+      'POST /api/review/keys/10/gold/patterns/': (init) => {
+        const body = bodyOf(init);
+        sent.push({ method: 'POST', url: 'patterns/', body });
+        return new Promise<Response>((resolve) => {
+          answerCreate = resolve;
+        });
+      },
+      'PATCH /api/review/keys/10/gold/patterns/901/': (init) => {
+        sent.push({ method: 'PATCH', url: 'patterns/901/', body: bodyOf(init) });
+        return json(
+          200,
+          makeGold({
+            version: 2,
+            patterns: [
+              goldPattern({
+                id: 901,
+                description: 'digits',
+                prefix_ranks: [1, 3, 4],
+                source: 'adopted',
+                source_annotator: 'alice',
+                source_pattern_id: 501,
+                client_id: String(sent[0]!.body.client_id),
+              }),
+            ],
+          }),
+        );
+      },
+    });
+    const user = userEvent.setup();
+    renderApp({ path: KEY_PATH, user: dora });
+    await user.click(
+      await screen.findByRole('button', { name: 'Adopt alice’s pattern “numbers”' }),
+    );
+    await waitFor(() => expect(sent).toHaveLength(1));
+    // Still unanswered: the pending pattern is already shown as alice's, and her
+    // pattern as adopted.
+    const pending = screen.getByTestId('gold-pattern');
+    expect(pending).toHaveTextContent('adopted from alice');
+    const alices = screen.getAllByTestId('annotator-pattern')[0]!;
+    expect(alices).toHaveTextContent('Already in the gold');
+    // Edited before the server answered: the edit goes to the id the answer gives it.
+    await user.click(screen.getByRole('button', { name: 'Edit gold pattern “numbers”' }));
+    const description = screen.getByLabelText('Pattern description');
+    await user.clear(description);
+    await user.type(description, 'digits');
+    await user.click(screen.getByRole('button', { name: 'Save pattern' }));
+    answerCreate(
+      json(
+        201,
+        makeGold({
+          version: 1,
+          patterns: [
+            goldPattern({
+              id: 901,
+              description: 'numbers',
+              prefix_ranks: [1, 3, 4],
+              source: 'adopted',
+              source_annotator: 'alice',
+              source_pattern_id: 501,
+              client_id: String(sent[0]!.body.client_id),
+            }),
+          ],
+        }),
+      ),
+    );
+    await waitFor(() => expect(sent).toHaveLength(2));
+    expect(sent[1]).toEqual({
+      method: 'PATCH',
+      url: 'patterns/901/',
+      body: { description: 'digits', kind: 'shallow', prefix_ranks: [1, 3, 4], version: 1 },
+    });
+    await waitFor(() => expect(screen.getByTestId('gold-pattern')).toHaveTextContent('digits'));
+    expect(screen.getAllByTestId('gold-pattern')).toHaveLength(1);
   });
 
   it('edits an adopted pattern before adding it', async () => {

@@ -8,10 +8,11 @@ import { useEffect, useSyncExternalStore } from 'react';
 
 import { api, ApiError, isApiError } from '../api/client';
 import { useAuth } from '../auth/AuthContext';
-import type { Gold, GoldPattern } from '../api/review';
+import type { Gold, GoldPattern, ReviewAnnotation } from '../api/review';
 import type { AnnotationState } from '../api/types';
+import type { DisplayPattern } from '../workspace/labels';
 import { findPattern, WriteQueue } from '../workspace/writeQueue';
-import type { Transport } from '../workspace/writeQueue';
+import type { QueuedWrite, Transport } from '../workspace/writeQueue';
 
 /** A gold in the write queue's shape: what the review screen reads back. */
 export type GoldState = AnnotationState & {
@@ -19,6 +20,9 @@ export type GoldState = AnnotationState & {
   curator: string | null;
   patterns: (AnnotationState['patterns'][number] & GoldPattern)[];
 };
+
+/** A gold pattern as the review screen shows it (a pending one has no source yet). */
+export type GoldDisplayPattern = DisplayPattern & Partial<GoldPattern>;
 
 /** The key's gold as an annotation state; no gold yet is a "new" state at version 0. */
 export function goldState(keyId: number, gold: Gold | null): GoldState {
@@ -35,11 +39,7 @@ export function goldState(keyId: number, gold: Gold | null): GoldState {
     active_seconds: 0,
     is_check: gold?.is_check ?? false,
     curator: gold?.curator ?? null,
-    patterns: (gold?.patterns ?? []).map((pattern, order) => ({
-      ...pattern,
-      order,
-      client_id: pattern.client_id ?? null,
-    })),
+    patterns: (gold?.patterns ?? []).map((pattern, order) => ({ ...pattern, order })),
   };
 }
 
@@ -59,6 +59,37 @@ async function asGold(keyId: number, call: Promise<Gold>): Promise<GoldState> {
     }
     throw error;
   }
+}
+
+/**
+ * A pattern not answered yet is matched to its queued create by `client_id` (as the
+ * server's answer is, once it comes): an adoption shows its source at once.
+ */
+export function withPendingSources(
+  patterns: readonly GoldDisplayPattern[],
+  writes: readonly QueuedWrite[],
+  annotations: readonly ReviewAnnotation[],
+): GoldDisplayPattern[] {
+  const annotatorOf = new Map<number, string>();
+  for (const annotation of annotations) {
+    for (const pattern of annotation.patterns) annotatorOf.set(pattern.id, annotation.annotator);
+  }
+  return patterns.map((pattern) => {
+    if (pattern.source !== undefined || !pattern.client_id) return pattern;
+    const create = writes.find(
+      ({ op }) => op.type === 'create' && op.clientId === pattern.client_id,
+    );
+    if (!create || create.op.type !== 'create') return pattern;
+    const sourceId = create.op.sourcePatternId;
+    return sourceId === undefined
+      ? { ...pattern, source: 'written', source_annotator: null, source_pattern_id: null }
+      : {
+          ...pattern,
+          source: 'adopted',
+          source_annotator: annotatorOf.get(sourceId) ?? null,
+          source_pattern_id: sourceId,
+        };
+  });
 }
 
 async function fetchGold(keyId: number): Promise<GoldState> {
