@@ -1,7 +1,8 @@
 """The review flow of issue 13, end to end: alice and bob annotated a study's keys; carol
 (an admin) opens Review, the study's queue, the key they disagree on most (first in the
 queue), adopts alice's pattern, adopts one of bob's and edits it in the gold, and saves
-the gold with Ctrl+Enter. The gold in the database is what she made.
+the gold with Ctrl+Enter. The gold in the database is what she made, and the report's
+gold source, empty before, now draws that key's layer from it.
 
 With ``FFKV_SCREENSHOTS=<folder>`` the adjudication screen (a 1440×900 window, both
 patterns adopted, before saving) is written there as ``review-1440.png``: the whole page,
@@ -73,7 +74,16 @@ def test_carol_adjudicates_the_most_disputed_key(page, carol, study, tmp_path):
     study, hot = study
     page.set_viewport_size({"width": WIDE[0], "height": WIDE[1]})
     log_in(page, "carol", PASSWORD)
-    page.get_by_role("link", name="Review", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/manage$"))
+    # Before: no key has gold, so the report's gold view has no bar for the key's layer.
+    page.goto(f"/manage/studies/{study.pk}/report")
+    chart = page.get_by_test_id("figure2-chart")
+    expect(chart).to_be_visible()
+    page.get_by_label("gold (curated)").check()
+    expect(chart).to_contain_text("gold (curated)")
+    expect(chart.locator(f'g.bar[data-layer="{hot.layer}"]')).to_have_count(0)
+
+    page.get_by_test_id("review-link").click()
     page.get_by_role("link", name="review flow").click()
     expect(page.get_by_role("heading", name="Review queue: review flow")).to_be_visible()
     rows = page.get_by_test_id("queue-row")
@@ -136,3 +146,17 @@ def test_carol_adjudicates_the_most_disputed_key(page, carol, study, tmp_path):
     assert bobs.source_pattern.description == "quantities"
     assert (bobs.description, bobs.kind) == ("amounts of things", "shallow+semantic")
     assert sorted(bobs.prefixes.values_list("rank", flat=True)) == [4, 5, 6, 7, 8, 9]
+
+    # After: the gold view of Figure 2 is the gold's labels. alice's shallow 1-5 and bob's
+    # edited shallow+semantic 4-9 give shallow 1-3, shallow+semantic 4-9, 10 not covered.
+    page.goto(f"/manage/studies/{study.pk}/report")
+    expect(chart).to_be_visible()
+    page.get_by_label("gold (curated)").check()
+    bar = chart.locator(f'g.bar[data-layer="{hot.layer}"]')
+    expect(bar).to_have_count(1)
+    shares = {
+        segment.get_attribute("data-label"): float(segment.get_attribute("data-share"))
+        for segment in bar.locator("rect.bar-segment").all()
+    }
+    expected = {"shallow": 0.3, "shallow+semantic": 0.6, "not-covered": 0.1}
+    assert {label: share for label, share in shares.items() if share} == pytest.approx(expected)
