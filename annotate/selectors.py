@@ -31,6 +31,7 @@ from .models import (
     Assignment,
     AssignmentKey,
     Batch,
+    GoldAnnotation,
     Guideline,
     GuidelineAcknowledgement,
     Key,
@@ -509,6 +510,13 @@ def study_layers(*, study: Study) -> list[dict[str, int]]:
         .order_by("layer")
     )
     return [{"layer": row["layer"], "key_count": row["key_count"]} for row in rows]
+
+
+def study_check_key_count(*, study: Study) -> int:
+    """How many of the study's keys are served as checks: submitted gold marked a check."""
+    return GoldAnnotation.objects.filter(
+        key__study=study, status=GoldAnnotation.Status.SUBMITTED, is_check=True
+    ).count()
 
 
 def _batches() -> QuerySet[Batch]:

@@ -26,6 +26,7 @@ from ..selectors import (
     batch_key_page,
     batch_list_for_study,
     batch_progress,
+    study_check_key_count,
     study_get,
     study_layers,
     study_list,
@@ -117,11 +118,15 @@ class StudyLayerOutputSerializer(serializers.Serializer):
 @extend_schema_serializer(component_name="StudyDetail")
 class StudyDetailOutputSerializer(StudyOutputSerializer):
     layers = StudyLayerOutputSerializer(many=True)
+    check_keys = serializers.IntegerField(
+        help_text="How many keys are served as checks: submitted gold a curator marked a check."
+    )
 
 
 def _study_detail(study: Study) -> dict[str, Any]:
     data = dict(StudyOutputSerializer(study).data)
     data["layers"] = study_layers(study=study)
+    data["check_keys"] = study_check_key_count(study=study)
     return dict(StudyDetailOutputSerializer(data).data)
 
 

@@ -492,6 +492,21 @@ def test_the_admin_sets_the_check_rate(carol, rate):
     assert study.check_rate == rate
 
 
+def test_the_study_detail_counts_its_submitted_check_keys(carol):
+    batch, keys = assigned_batch([], n_keys=4)
+    study = batch.study
+    GoldAnnotation.objects.create(key=keys[0], status="submitted", is_check=True)
+    GoldAnnotation.objects.create(key=keys[1], status="submitted", is_check=True)
+    GoldAnnotation.objects.create(key=keys[2], status="draft", is_check=True)  # not served
+    GoldAnnotation.objects.create(key=keys[3], status="submitted")  # gold, not a check
+    (elsewhere,) = assigned_batch([])[1]  # another study's check key is not counted
+    GoldAnnotation.objects.create(key=elsewhere, status="submitted", is_check=True)
+    client = client_for(carol)
+    assert client.get(f"/api/admin/studies/{study.pk}/").json()["check_keys"] == 2
+    response = client.patch(f"/api/admin/studies/{study.pk}/", {"check_rate": 0.5}, format="json")
+    assert response.json()["check_keys"] == 2
+
+
 @pytest.mark.parametrize("rate", [-0.1, 1.5, "x"])
 def test_a_check_rate_outside_0_1_is_a_400(carol, rate):
     study = assigned_batch([])[0].study

@@ -18,6 +18,7 @@ import type {
   PatchedPatternUpdateRequest,
   PatternCreateRequest,
   StudyImported,
+  StudyUpdateRequest,
 } from './types';
 
 /** A failed API call. `status` 0 means the request never got an HTTP answer. */
@@ -338,7 +339,7 @@ export const api = {
       call(
         client.GET('/api/admin/studies/{study_id}/', { params: { path: { study_id: studyId } } }),
       ),
-    updateStudy: (studyId: number, body: { show_value_tokens: boolean }) =>
+    updateStudy: (studyId: number, body: StudyUpdateRequest) =>
       call(
         client.PATCH('/api/admin/studies/{study_id}/', {
           params: { path: { study_id: studyId } },

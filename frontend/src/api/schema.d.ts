@@ -2186,6 +2186,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             layers: components["schemas"]["StudyLayer"][];
+            /** @description How many keys are served as checks: submitted gold a curator marked a check. */
+            check_keys: number;
         };
         StudyGuidelines: {
             /** @description The latest; null: none yet. */

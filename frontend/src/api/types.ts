@@ -30,6 +30,7 @@ export type Conflict = Schemas['Conflict'];
 export type ValueToken = Schemas['ValueToken'];
 export type StudySummary = Schemas['StudySummary'];
 export type StudyDetail = Schemas['StudyDetail'];
+export type StudyUpdateRequest = Schemas['PatchedStudyUpdateRequest'];
 export type Batch = Schemas['Batch'];
 export type BatchCreateRequest = Schemas['BatchCreateRequest'];
 export type AssignmentCreateRequest = Schemas['AssignmentCreateRequest'];

@@ -407,6 +407,7 @@ export function makeStudy(overrides: Partial<StudyDetail> = {}): StudyDetail {
     archived: false,
     key_count: 4,
     check_rate: 0,
+    check_keys: 0,
     created_at: '2025-03-01T09:30:00Z',
     layers: [
       { layer: 1, key_count: 2 },
