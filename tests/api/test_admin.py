@@ -371,7 +371,7 @@ def test_every_api_endpoint_is_in_the_schema(api_client):
         "/api/" + str(p.pattern).replace("<int:", "{").replace(">", "}")
         for p in get_resolver("annotate.urls").url_patterns
     }
-    assert len(routes) == 33  # issue 13: review (8), guidelines (3 with the admin one), flag
+    assert len(routes) == 36  # issue 13: review (8), guidelines (3), the key flag (1)
     assert routes <= set(paths)
 
 

@@ -227,4 +227,5 @@ def test_no_annotator_answer_carries_gold(world, alice):
         "updated_at",
         "patterns",
         "labels",
+        "active_seconds",
     }
