@@ -20,10 +20,10 @@ import { Loading } from '../components/Loading';
 import palette from '../pages/manage/report/figure2Palette.json';
 import { addBlockers } from '../workspace/composer';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
-import { lookUpKey } from '../workspace/keymap';
 import type { KeyAction } from '../workspace/keymap';
-import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
+import { applyPending, deriveLabels } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
+import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { PrefixText } from '../workspace/PrefixText';
 import { useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
@@ -70,13 +70,6 @@ interface Composer {
 }
 
 const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null, source: null };
-
-function isTyping(target: EventTarget | null): boolean {
-  return (
-    target instanceof HTMLElement &&
-    !!target.closest('input, textarea, select, [contenteditable="true"]')
-  );
-}
 
 function rowId(rank: number): string {
   return `review-prefix-${rank}`;
@@ -306,71 +299,45 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   }
 
   function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
-    const target = event.target as HTMLElement;
-    const found = lookUpKey(event, characterKeys, REVIEW_KEYMAP);
-    if (found?.action === 'submit') {
-      event.preventDefault();
-      saveGold();
-      return;
-    }
-    if (isTyping(target)) {
-      if (event.key === 'Escape') {
-        event.preventDefault();
-        if (target === noteRef.current) note.flush();
+    handlePrefixListKey(event, REVIEW_KEYMAP, characterKeys, {
+      submit: saveGold,
+      leaveField: (field) => {
+        if (field === noteRef.current) note.flush();
         listRef.current?.focus();
-      }
-      return;
-    }
-    const onControl = !!target.closest('button, a, summary');
-    if (!found || (onControl && (event.key === ' ' || event.key === 'Enter'))) return;
-    event.preventDefault();
-    switch (found.action) {
-      case 'down':
-      case 'up':
-        dispatch({ type: 'move', delta: found.action === 'down' ? 1 : -1, extend: false });
-        break;
-      case 'extendDown':
-      case 'extendUp':
-        dispatch({ type: 'move', delta: found.action === 'extendDown' ? 1 : -1, extend: true });
-        break;
-      case 'first':
-        dispatch({ type: 'moveTo', index: 0 });
-        break;
-      case 'last':
-        dispatch({ type: 'moveTo', index: ranks.length - 1 });
-        break;
-      case 'toggle':
-        if (!submitted) dispatch({ type: 'toggle' });
-        break;
-      case 'kind': {
-        const kind = KINDS[Number(found.binding.key) - 1] ?? null;
-        setComposer((current) => ({ ...current, kind }));
-        break;
-      }
-      case 'describe':
-        descriptionRef.current?.focus();
-        break;
-      case 'note':
-        noteRef.current?.focus();
-        break;
-      case 'adopt': {
-        const pattern = focusedPattern(target);
-        if (pattern) adoptPattern(pattern);
-        else
-          setNotice({ kind: 'rejected', text: t('review.adoptWhich'), changes: [], place: 'top' });
-        break;
-      }
-      case 'add':
-        addPattern();
-        break;
-      case 'clear':
-        if (composer.editing || composer.source) cancelEdit();
-        else dispatch({ type: 'clear' });
-        break;
-      case 'help':
-        setHelpOpen(true);
-        break;
-    }
+      },
+      dispatch,
+      lastIndex: ranks.length - 1,
+      readOnly: submitted,
+      setKind: (kind) => setComposer((current) => ({ ...current, kind })),
+      focusDescription: () => descriptionRef.current?.focus(),
+      focusNote: () => noteRef.current?.focus(),
+      other: (action, target) => {
+        switch (action) {
+          case 'adopt': {
+            const pattern = focusedPattern(target);
+            if (pattern) adoptPattern(pattern);
+            else
+              setNotice({
+                kind: 'rejected',
+                text: t('review.adoptWhich'),
+                changes: [],
+                place: 'top',
+              });
+            break;
+          }
+          case 'add':
+            addPattern();
+            break;
+          case 'clear':
+            if (composer.editing || composer.source) cancelEdit();
+            else dispatch({ type: 'clear' });
+            break;
+          case 'help':
+            setHelpOpen(true);
+            break;
+        }
+      },
+    });
   }
 
   useLayoutEffect(() => {
