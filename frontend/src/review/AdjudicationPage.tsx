@@ -23,6 +23,7 @@ import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import type { KeyAction } from '../workspace/keymap';
 import { applyPending, deriveLabels } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
+import { prefixListboxProps, prefixOptionProps } from '../workspace/prefixListbox';
 import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { PrefixText } from '../workspace/PrefixText';
 import { useQueueSnapshot } from '../workspace/QueueContext';
@@ -470,12 +471,11 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       <div
         ref={listRef}
         className="prefix-list review-grid"
-        role="listbox"
-        aria-multiselectable="true"
-        aria-label={t('workspace.prefixes')}
-        aria-activedescendant={cursorRank === undefined ? undefined : rowId(cursorRank)}
-        aria-readonly={submitted}
-        tabIndex={0}
+        {...prefixListboxProps(
+          t('workspace.prefixes'),
+          cursorRank === undefined ? undefined : rowId(cursorRank),
+          submitted,
+        )}
         data-testid="review-grid"
       >
         {prefixes.map((prefix, index) => {
@@ -485,12 +485,9 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           );
           const disagree = new Set(labels).size > 1;
           return (
-            // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/interactive-supports-focus
             <div
               key={prefix.rank}
-              id={rowId(prefix.rank)}
-              role="option"
-              aria-selected={selected}
+              {...prefixOptionProps(rowId(prefix.rank), selected, index, dispatch)}
               data-testid="review-row"
               data-rank={prefix.rank}
               data-disagree={disagree}
@@ -502,8 +499,6 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
                 disagree ? 'disagree' : '',
               ].join(' ')}
               style={columns}
-              onMouseDown={(event) => event.shiftKey && event.preventDefault()}
-              onClick={(event) => dispatch({ type: 'click', index, shift: event.shiftKey })}
             >
               <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
                 {prefix.rank}
