@@ -36,6 +36,7 @@ import { useQueueNotices } from '../workspace/useQueueNotices';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
+import { FlagList } from './FlagList';
 import { REVIEW_KEYMAP, type ReviewAction } from './reviewKeymap';
 import { goldState, useReviewQueue, withPendingSources } from './reviewQueue';
 import type { GoldDisplayPattern, GoldState } from './reviewQueue';
@@ -440,17 +441,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       {flags.length > 0 && (
         <section className="card" data-testid="key-flags">
           <h2>{t('review.flags')}</h2>
-          <ul className="flags">
-            {flags.map((flag, index) => (
-              <li key={index}>
-                {t('review.flagLine', {
-                  annotator: flag.annotator,
-                  reason: t(`review.reasons.${flag.reason}`),
-                })}
-                {flag.note && <> — {flag.note}</>}
-              </li>
-            ))}
-          </ul>
+          <FlagList flags={flags} />
         </section>
       )}
 
