@@ -15,13 +15,14 @@ import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { GuidelinesDialog, GuidelinesGate } from '../workspace/GuidelinesGate';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import { KeyFlagControl } from '../workspace/KeyFlagControl';
-import { lookUpKey } from '../workspace/keymap';
+import { KEYMAP } from '../workspace/keymap';
 import { nextKeyFor } from '../workspace/nextKey';
-import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
+import { applyPending, deriveLabels } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
 import { PatternList } from '../workspace/PatternList';
 import { PrefixList } from '../workspace/PrefixList';
+import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
@@ -60,13 +61,6 @@ interface Composer {
 }
 
 const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null };
-
-function isTyping(target: EventTarget | null): boolean {
-  return (
-    target instanceof HTMLElement &&
-    !!target.closest('input, textarea, select, [contenteditable="true"]')
-  );
-}
 
 function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue; userId: number }) {
   const { t } = useTranslation();
@@ -262,70 +256,39 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   // Keys count only inside the workspace (the page's header and menus keep theirs),
   // and are looked up in the keymap that the help lists.
   function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
-    const target = event.target as HTMLElement;
-    const found = lookUpKey(event, characterKeys);
-    if (found?.action === 'submit') {
-      event.preventDefault();
-      requestSubmit();
-      return;
-    }
-    if (isTyping(target)) {
-      if (event.key === 'Escape') {
-        event.preventDefault();
-        if (target === noteRef.current) flushNote();
+    handlePrefixListKey(event, KEYMAP, characterKeys, {
+      submit: requestSubmit,
+      leaveField: (field) => {
+        if (field === noteRef.current) flushNote();
         listRef.current?.focus();
-      }
-      return;
-    }
-    const onControl = !!target.closest('button, a, summary');
-    if (!found || (onControl && (event.key === ' ' || event.key === 'Enter'))) return;
-    event.preventDefault();
-    switch (found.action) {
-      case 'down':
-      case 'up':
-        dispatch({ type: 'move', delta: found.action === 'down' ? 1 : -1, extend: false });
-        break;
-      case 'extendDown':
-      case 'extendUp':
-        dispatch({ type: 'move', delta: found.action === 'extendDown' ? 1 : -1, extend: true });
-        break;
-      case 'first':
-        dispatch({ type: 'moveTo', index: 0 });
-        break;
-      case 'last':
-        dispatch({ type: 'moveTo', index: ranks.length - 1 });
-        break;
-      case 'toggle':
-        if (!submitted) dispatch({ type: 'toggle' });
-        break;
-      case 'kind': {
-        const kind = KINDS[Number(found.binding.key) - 1] ?? null;
-        setComposer((current) => ({ ...current, kind }));
-        break;
-      }
-      case 'describe':
-        descriptionRef.current?.focus();
-        break;
-      case 'note':
-        noteRef.current?.focus();
-        break;
-      case 'add':
-        addPattern();
-        break;
-      case 'clear':
-        if (composer.editing) cancelEdit();
-        else dispatch({ type: 'clear' });
-        break;
-      case 'help':
-        setHelpOpen(true);
-        break;
-      case 'guidelines':
-        guidelines.openDialog();
-        break;
-      case 'flag':
-        setFlagOpen(true);
-        break;
-    }
+      },
+      dispatch,
+      lastIndex: ranks.length - 1,
+      readOnly: submitted,
+      setKind: (kind) => setComposer((current) => ({ ...current, kind })),
+      focusDescription: () => descriptionRef.current?.focus(),
+      focusNote: () => noteRef.current?.focus(),
+      other: (action) => {
+        switch (action) {
+          case 'add':
+            addPattern();
+            break;
+          case 'clear':
+            if (composer.editing) cancelEdit();
+            else dispatch({ type: 'clear' });
+            break;
+          case 'help':
+            setHelpOpen(true);
+            break;
+          case 'guidelines':
+            guidelines.openDialog();
+            break;
+          case 'flag':
+            setFlagOpen(true);
+            break;
+        }
+      },
+    });
   }
 
   // Focus starts in the prefix list, where the keys act (unless the user is elsewhere);

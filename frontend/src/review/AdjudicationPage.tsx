@@ -20,10 +20,11 @@ import { Loading } from '../components/Loading';
 import palette from '../pages/manage/report/figure2Palette.json';
 import { addBlockers } from '../workspace/composer';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
-import { lookUpKey } from '../workspace/keymap';
 import type { KeyAction } from '../workspace/keymap';
-import { applyPending, deriveLabels, KINDS } from '../workspace/labels';
+import { applyPending, deriveLabels } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
+import { prefixListboxProps, prefixOptionProps } from '../workspace/prefixListbox';
+import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { PrefixText } from '../workspace/PrefixText';
 import { useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
@@ -35,6 +36,7 @@ import { useQueueNotices } from '../workspace/useQueueNotices';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { newId } from '../workspace/writeQueue';
 import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
+import { FlagList } from './FlagList';
 import { REVIEW_KEYMAP, type ReviewAction } from './reviewKeymap';
 import { goldState, useReviewQueue, withPendingSources } from './reviewQueue';
 import type { GoldDisplayPattern, GoldState } from './reviewQueue';
@@ -70,13 +72,6 @@ interface Composer {
 }
 
 const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null, source: null };
-
-function isTyping(target: EventTarget | null): boolean {
-  return (
-    target instanceof HTMLElement &&
-    !!target.closest('input, textarea, select, [contenteditable="true"]')
-  );
-}
 
 function rowId(rank: number): string {
   return `review-prefix-${rank}`;
@@ -306,71 +301,45 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   }
 
   function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
-    const target = event.target as HTMLElement;
-    const found = lookUpKey(event, characterKeys, REVIEW_KEYMAP);
-    if (found?.action === 'submit') {
-      event.preventDefault();
-      saveGold();
-      return;
-    }
-    if (isTyping(target)) {
-      if (event.key === 'Escape') {
-        event.preventDefault();
-        if (target === noteRef.current) note.flush();
+    handlePrefixListKey(event, REVIEW_KEYMAP, characterKeys, {
+      submit: saveGold,
+      leaveField: (field) => {
+        if (field === noteRef.current) note.flush();
         listRef.current?.focus();
-      }
-      return;
-    }
-    const onControl = !!target.closest('button, a, summary');
-    if (!found || (onControl && (event.key === ' ' || event.key === 'Enter'))) return;
-    event.preventDefault();
-    switch (found.action) {
-      case 'down':
-      case 'up':
-        dispatch({ type: 'move', delta: found.action === 'down' ? 1 : -1, extend: false });
-        break;
-      case 'extendDown':
-      case 'extendUp':
-        dispatch({ type: 'move', delta: found.action === 'extendDown' ? 1 : -1, extend: true });
-        break;
-      case 'first':
-        dispatch({ type: 'moveTo', index: 0 });
-        break;
-      case 'last':
-        dispatch({ type: 'moveTo', index: ranks.length - 1 });
-        break;
-      case 'toggle':
-        if (!submitted) dispatch({ type: 'toggle' });
-        break;
-      case 'kind': {
-        const kind = KINDS[Number(found.binding.key) - 1] ?? null;
-        setComposer((current) => ({ ...current, kind }));
-        break;
-      }
-      case 'describe':
-        descriptionRef.current?.focus();
-        break;
-      case 'note':
-        noteRef.current?.focus();
-        break;
-      case 'adopt': {
-        const pattern = focusedPattern(target);
-        if (pattern) adoptPattern(pattern);
-        else
-          setNotice({ kind: 'rejected', text: t('review.adoptWhich'), changes: [], place: 'top' });
-        break;
-      }
-      case 'add':
-        addPattern();
-        break;
-      case 'clear':
-        if (composer.editing || composer.source) cancelEdit();
-        else dispatch({ type: 'clear' });
-        break;
-      case 'help':
-        setHelpOpen(true);
-        break;
-    }
+      },
+      dispatch,
+      lastIndex: ranks.length - 1,
+      readOnly: submitted,
+      setKind: (kind) => setComposer((current) => ({ ...current, kind })),
+      focusDescription: () => descriptionRef.current?.focus(),
+      focusNote: () => noteRef.current?.focus(),
+      other: (action, target) => {
+        switch (action) {
+          case 'adopt': {
+            const pattern = focusedPattern(target);
+            if (pattern) adoptPattern(pattern);
+            else
+              setNotice({
+                kind: 'rejected',
+                text: t('review.adoptWhich'),
+                changes: [],
+                place: 'top',
+              });
+            break;
+          }
+          case 'add':
+            addPattern();
+            break;
+          case 'clear':
+            if (composer.editing || composer.source) cancelEdit();
+            else dispatch({ type: 'clear' });
+            break;
+          case 'help':
+            setHelpOpen(true);
+            break;
+        }
+      },
+    });
   }
 
   useLayoutEffect(() => {
@@ -472,17 +441,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       {flags.length > 0 && (
         <section className="card" data-testid="key-flags">
           <h2>{t('review.flags')}</h2>
-          <ul className="flags">
-            {flags.map((flag, index) => (
-              <li key={index}>
-                {t('review.flagLine', {
-                  annotator: flag.annotator,
-                  reason: t(`review.reasons.${flag.reason}`),
-                })}
-                {flag.note && <> — {flag.note}</>}
-              </li>
-            ))}
-          </ul>
+          <FlagList flags={flags} />
         </section>
       )}
 
@@ -503,12 +462,11 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       <div
         ref={listRef}
         className="prefix-list review-grid"
-        role="listbox"
-        aria-multiselectable="true"
-        aria-label={t('workspace.prefixes')}
-        aria-activedescendant={cursorRank === undefined ? undefined : rowId(cursorRank)}
-        aria-readonly={submitted}
-        tabIndex={0}
+        {...prefixListboxProps(
+          t('workspace.prefixes'),
+          cursorRank === undefined ? undefined : rowId(cursorRank),
+          submitted,
+        )}
         data-testid="review-grid"
       >
         {prefixes.map((prefix, index) => {
@@ -518,12 +476,9 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           );
           const disagree = new Set(labels).size > 1;
           return (
-            // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/interactive-supports-focus
             <div
               key={prefix.rank}
-              id={rowId(prefix.rank)}
-              role="option"
-              aria-selected={selected}
+              {...prefixOptionProps(rowId(prefix.rank), selected, index, dispatch)}
               data-testid="review-row"
               data-rank={prefix.rank}
               data-disagree={disagree}
@@ -535,8 +490,6 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
                 disagree ? 'disagree' : '',
               ].join(' ')}
               style={columns}
-              onMouseDown={(event) => event.shiftKey && event.preventDefault()}
-              onClick={(event) => dispatch({ type: 'click', index, shift: event.shiftKey })}
             >
               <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
                 {prefix.rank}

@@ -6,6 +6,7 @@ import { api } from '../api/client';
 import { errorMessage } from '../api/errorMessage';
 import type { ReviewQueueStatus } from '../api/review';
 import { Loading } from '../components/Loading';
+import { FlagList } from './FlagList';
 import { reviewStudiesQueryKey } from './ReviewStudiesPage';
 
 export const QUEUE_PAGE_SIZE = 50;
@@ -157,19 +158,7 @@ export function ReviewQueuePage() {
                   </span>
                 </td>
                 <td>
-                  {row.flags.length > 0 && (
-                    <ul className="flags" data-testid="queue-flags">
-                      {row.flags.map((flag, index) => (
-                        <li key={index}>
-                          {t('review.flagLine', {
-                            annotator: flag.annotator,
-                            reason: t(`review.reasons.${flag.reason}`),
-                          })}
-                          {flag.note && <> — {flag.note}</>}
-                        </li>
-                      ))}
-                    </ul>
-                  )}
+                  {row.flags.length > 0 && <FlagList flags={row.flags} testId="queue-flags" />}
                 </td>
               </tr>
             ))}

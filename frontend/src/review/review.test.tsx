@@ -159,6 +159,32 @@ function bodyOf(init: RequestInit | undefined): Record<string, unknown> {
   return JSON.parse(String(init?.body)) as Record<string, unknown>;
 }
 
+/** alice's pattern 501 ("numbers", prefixes 1, 3 and 4) as the gold holds it once adopted. */
+function adoptedFromAlice(overrides: Partial<GoldPattern> = {}): GoldPattern {
+  return goldPattern({
+    description: 'numbers',
+    prefix_ranks: [1, 3, 4],
+    source: 'adopted',
+    source_annotator: 'alice',
+    source_pattern_id: 501,
+    ...overrides,
+  });
+}
+
+/** Opens key 10's review screen as dora, the curator. */
+function openKey() {
+  const user = userEvent.setup();
+  renderApp({ path: KEY_PATH, user: dora });
+  return user;
+}
+
+/** Opens key 10's review screen and adopts alice's pattern with its button. */
+async function openKeyAndAdoptAlices() {
+  const user = openKey();
+  await user.click(await screen.findByRole('button', { name: 'Adopt alice’s pattern “numbers”' }));
+  return user;
+}
+
 beforeEach(() => {
   window.sessionStorage.clear();
 });
@@ -192,8 +218,7 @@ describe('who reaches the review screens', () => {
 
   it('opens the keyboard help with the review keys on ?', async () => {
     mockApi({ 'GET /api/review/keys/10/': () => json(200, makeDetail()) });
-    const user = userEvent.setup();
-    renderApp({ path: KEY_PATH, user: dora });
+    const user = openKey();
     await waitFor(() => expect(screen.getByTestId('review-grid')).toHaveFocus());
     await user.keyboard('?');
     const help = await screen.findByTestId('keyboard-help');
@@ -313,24 +338,15 @@ describe('the adjudication screen', () => {
           makeGold({
             version: 1,
             patterns: [
-              goldPattern({
+              adoptedFromAlice({
                 id: 901,
-                description: 'numbers',
-                prefix_ranks: [1, 3, 4],
-                source: 'adopted',
-                source_annotator: 'alice',
-                source_pattern_id: 501,
               }),
             ],
           }),
         );
       },
     });
-    const user = userEvent.setup();
-    renderApp({ path: KEY_PATH, user: dora });
-    await user.click(
-      await screen.findByRole('button', { name: 'Adopt alice’s pattern “numbers”' }),
-    );
+    await openKeyAndAdoptAlices();
     await waitFor(() => expect(sent).toHaveLength(1));
     expect(sent[0]).toMatchObject({
       version: 0,
@@ -367,13 +383,9 @@ describe('the adjudication screen', () => {
           makeGold({
             version: 2,
             patterns: [
-              goldPattern({
+              adoptedFromAlice({
                 id: 901,
                 description: 'digits',
-                prefix_ranks: [1, 3, 4],
-                source: 'adopted',
-                source_annotator: 'alice',
-                source_pattern_id: 501,
                 client_id: String(sent[0]!.body.client_id),
               }),
             ],
@@ -381,11 +393,7 @@ describe('the adjudication screen', () => {
         );
       },
     });
-    const user = userEvent.setup();
-    renderApp({ path: KEY_PATH, user: dora });
-    await user.click(
-      await screen.findByRole('button', { name: 'Adopt alice’s pattern “numbers”' }),
-    );
+    const user = await openKeyAndAdoptAlices();
     await waitFor(() => expect(sent).toHaveLength(1));
     // Still unanswered: the pending pattern is already shown as alice's, and her
     // pattern as adopted.
@@ -405,13 +413,8 @@ describe('the adjudication screen', () => {
         makeGold({
           version: 1,
           patterns: [
-            goldPattern({
+            adoptedFromAlice({
               id: 901,
-              description: 'numbers',
-              prefix_ranks: [1, 3, 4],
-              source: 'adopted',
-              source_annotator: 'alice',
-              source_pattern_id: 501,
               client_id: String(sent[0]!.body.client_id),
             }),
           ],
@@ -437,8 +440,7 @@ describe('the adjudication screen', () => {
         return json(201, makeGold({ version: 1 }));
       },
     });
-    const user = userEvent.setup();
-    renderApp({ path: KEY_PATH, user: dora });
+    const user = openKey();
     const bob = await screen.findAllByTestId('annotator-pattern');
     await user.click(within(bob[1]!).getByRole('button', { name: 'Edit, then adopt' }));
     expect(screen.getByTestId('adopting')).toHaveTextContent('Adopting bob’s pattern');
@@ -476,8 +478,7 @@ describe('the adjudication screen', () => {
         return json(200, makeGold({ version: 5 }));
       },
     });
-    const user = userEvent.setup();
-    renderApp({ path: KEY_PATH, user: dora });
+    const user = openKey();
     await user.click(await screen.findByRole('button', { name: 'Edit gold pattern “years”' }));
     expect(selectedRanks()).toEqual([1, 2, 3]);
     const description = screen.getByLabelText('Pattern description');
@@ -518,23 +519,15 @@ describe('the adjudication screen', () => {
             version: 6,
             patterns: [
               theirs,
-              goldPattern({
+              adoptedFromAlice({
                 id: 951,
-                description: 'numbers',
-                source: 'adopted',
-                source_annotator: 'alice',
-                source_pattern_id: 501,
               }),
             ],
           }),
         );
       },
     });
-    const user = userEvent.setup();
-    renderApp({ path: KEY_PATH, user: dora });
-    await user.click(
-      await screen.findByRole('button', { name: 'Adopt alice’s pattern “numbers”' }),
-    );
+    await openKeyAndAdoptAlices();
     const notice = await screen.findByTestId('notice');
     expect(notice).toHaveTextContent('Added there: “Bob said so”');
     await waitFor(() => expect(screen.getAllByTestId('gold-pattern')).toHaveLength(2));
@@ -558,8 +551,7 @@ describe('the adjudication screen', () => {
       'PATCH /api/review/keys/10/gold/': answer('gold'),
       'POST /api/review/keys/10/gold/submit/': answer('submit/'),
     });
-    const user = userEvent.setup();
-    renderApp({ path: KEY_PATH, user: dora });
+    const user = openKey();
     await screen.findByTestId('review-grid');
     await waitFor(() => expect(screen.getByTestId('review-grid')).toHaveFocus());
 
@@ -599,8 +591,7 @@ describe('the adjudication screen', () => {
         return json(200, makeGold({ version: 1, is_check: true }));
       },
     });
-    const user = userEvent.setup();
-    renderApp({ path: KEY_PATH, user: dora });
+    const user = openKey();
     await screen.findByTestId('review-grid');
     expect(screen.getByRole('button', { name: 'Add pattern' })).toBeDisabled();
     expect(screen.getByTestId('add-blockers')).toHaveTextContent(

@@ -5,6 +5,7 @@ import { useTranslation } from 'react-i18next';
 import type { PrefixLabelValue, TriggerPrefix } from '../api/types';
 import type { DisplayPattern } from './labels';
 import { exactNumber, formatCoefficient } from './numbers';
+import { prefixListboxProps, prefixOptionProps } from './prefixListbox';
 import { PrefixText } from './PrefixText';
 import type { SelectionAction, SelectionState } from './selection';
 
@@ -44,12 +45,11 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
     <div
       ref={ref}
       className="prefix-list"
-      role="listbox"
-      aria-multiselectable="true"
-      aria-label={t('workspace.prefixes')}
-      aria-activedescendant={cursorRank === undefined ? undefined : rowId(cursorRank)}
-      aria-readonly={readOnly}
-      tabIndex={0}
+      {...prefixListboxProps(
+        t('workspace.prefixes'),
+        cursorRank === undefined ? undefined : rowId(cursorRank),
+        readOnly,
+      )}
       data-testid="prefix-list"
     >
       {prefixes.map((prefix, index) => {
@@ -58,14 +58,9 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
         const label = labels.get(prefix.rank) ?? 'not-covered';
         const share = max > 0 ? Math.max(0, prefix.coefficient / max) : 0;
         return (
-          // The listbox holds focus and moves the cursor with aria-activedescendant (the
-          // keys are the list's, see selection.ts); a row takes clicks, not focus.
-          // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/interactive-supports-focus
           <div
             key={prefix.rank}
-            id={rowId(prefix.rank)}
-            role="option"
-            aria-selected={selected}
+            {...prefixOptionProps(rowId(prefix.rank), selected, index, dispatch)}
             data-testid="prefix-row"
             data-rank={prefix.rank}
             className={[
@@ -73,9 +68,6 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
               selected ? 'selected' : '',
               index === selection.cursor ? 'cursor' : '',
             ].join(' ')}
-            // Keep a shift-click from selecting the page's text.
-            onMouseDown={(event) => event.shiftKey && event.preventDefault()}
-            onClick={(event) => dispatch({ type: 'click', index, shift: event.shiftKey })}
           >
             <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
               {prefix.rank}
