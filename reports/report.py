@@ -256,42 +256,21 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "",
                 pair["n_units"],
             )
+    # Per annotator: gold agreement as kappa then raw, the checks as raw then kappa.
     for row in report["agreement_with_gold"]:
-        for metric, name in (("kappa", "cohen_kappa"), ("raw_agreement", "raw_agreement")):
-            yield (
-                "agreement_with_gold",
-                "",
-                "all",
-                row["annotator"],
-                name,
-                row[metric],
-                "",
-                "",
-                row["n_units"],
-            )
+        yield from _annotator_rows(
+            "agreement_with_gold",
+            row,
+            ("kappa", "cohen_kappa", "n_units"),
+            ("raw_agreement", "raw_agreement", "n_units"),
+        )
     for row in report["check_accuracy"]:
-        for metric, name in (("raw_agreement", "raw_agreement"), ("kappa", "cohen_kappa")):
-            yield (
-                "check_accuracy",
-                "",
-                "all",
-                row["annotator"],
-                name,
-                row[metric],
-                "",
-                "",
-                row["n_units"],
-            )
-        yield (
+        yield from _annotator_rows(
             "check_accuracy",
-            "",
-            "all",
-            row["annotator"],
-            "checks",
-            row["n_checks"],
-            "",
-            "",
-            row["n_checks"],
+            row,
+            ("raw_agreement", "raw_agreement", "n_units"),
+            ("kappa", "cohen_kappa", "n_units"),
+            ("n_checks", "checks", "n_checks"),
         )
     jac = report["pattern_jaccard"]
     for name, block in [("|".join(p["annotators"]), p) for p in jac["pairs"]] + [("", jac)]:
@@ -321,6 +300,15 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "",
                 row["n_keys"],
             )
+
+
+def _annotator_rows(
+    section: str, row: dict[str, Any], *metrics: tuple[str, str, str]
+) -> Iterator[tuple[Any, ...]]:
+    """One CSV row, over all layers, per ``(field, metric name, n field)`` of an
+    annotator's row."""
+    for field, name, n in metrics:
+        yield (section, "", "all", row["annotator"], name, row[field], "", "", row[n])
 
 
 def _rate_row(section: str, view: str, layer: str, rate: dict[str, Any]) -> tuple[Any, ...]:
