@@ -257,21 +257,9 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 pair["n_units"],
             )
     # Per annotator: gold agreement as kappa then raw, the checks as raw then kappa.
-    for row in report["agreement_with_gold"]:
-        yield from _annotator_rows(
-            "agreement_with_gold",
-            row,
-            ("kappa", "cohen_kappa", "n_units"),
-            ("raw_agreement", "raw_agreement", "n_units"),
-        )
-    for row in report["check_accuracy"]:
-        yield from _annotator_rows(
-            "check_accuracy",
-            row,
-            ("raw_agreement", "raw_agreement", "n_units"),
-            ("kappa", "cohen_kappa", "n_units"),
-            ("n_checks", "checks", "n_checks"),
-        )
+    for section, metrics in ANNOTATOR_CSV_METRICS:
+        for row in report[section]:
+            yield from _annotator_rows(section, row, metrics)
     jac = report["pattern_jaccard"]
     for name, block in [("|".join(p["annotators"]), p) for p in jac["pairs"]] + [("", jac)]:
         for row in _rows_of(block):
@@ -302,8 +290,25 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
             )
 
 
+# The per-annotator sections of the CSV, each a row per (field, metric name, n field).
+ANNOTATOR_CSV_METRICS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
+    (
+        "agreement_with_gold",
+        (("kappa", "cohen_kappa", "n_units"), ("raw_agreement", "raw_agreement", "n_units")),
+    ),
+    (
+        "check_accuracy",
+        (
+            ("raw_agreement", "raw_agreement", "n_units"),
+            ("kappa", "cohen_kappa", "n_units"),
+            ("n_checks", "checks", "n_checks"),
+        ),
+    ),
+)
+
+
 def _annotator_rows(
-    section: str, row: dict[str, Any], *metrics: tuple[str, str, str]
+    section: str, row: dict[str, Any], metrics: tuple[tuple[str, str, str], ...]
 ) -> Iterator[tuple[Any, ...]]:
     """One CSV row, over all layers, per ``(field, metric name, n field)`` of an
     annotator's row."""
