@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.models import Group
 from django.db.models import Model
 
-from annotate.models import Annotation, GoldAnnotation, GoldPattern, Pattern, Study
+from annotate.models import Annotation, GoldAnnotation, GoldPattern, Key, Pattern, Study
 from reports.exports import export_jsonl
 from reports.imports import study_import
 
@@ -39,6 +39,28 @@ def as_file(lines: list[dict[str, Any]]) -> io.BytesIO:
 
 def load(text: str, **kwargs: Any):
     return study_import(file=io.BytesIO(text.encode("utf-8")), **kwargs)
+
+
+def gold_for(key: Key, *, curator, patterns, **fields) -> GoldAnnotation:
+    """``key``'s gold: ``patterns`` as (kind, ranks, source, source annotation or None,
+    the source pattern's place in it or None)."""
+    gold = GoldAnnotation.objects.create(key=key, curator=curator, **fields)
+    by_rank = {p.rank: p for p in key.prefixes.all()}
+    for order, (kind, ranks, source, source_ann, place) in enumerate(patterns):
+        source_patterns = (
+            list(source_ann.patterns.order_by("order", "id")) if source_ann is not None else []
+        )
+        pattern = GoldPattern.objects.create(
+            gold=gold,
+            description=f"gold {kind} {order}",
+            kind=kind,
+            order=order,
+            source=source,
+            source_annotator=source_ann.annotator if source_ann is not None else None,
+            source_pattern=source_patterns[place] if place is not None else None,
+        )
+        pattern.prefixes.set([by_rank[r] for r in ranks])
+    return gold
 
 
 # What is no data of the study: ids, and the browser's token for a retried write.

@@ -29,7 +29,15 @@ from annotate.permissions import ANNOTATOR_GROUP, CURATOR_GROUP
 from reports.exports import PATTERN_COLUMNS, export_csv, export_parquet
 from reports.imports import ImportFileError
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
-from tests.reports.roundtrip import as_text, export_lines, export_text, in_group, load, study_rows
+from tests.reports.roundtrip import (
+    as_text,
+    export_lines,
+    export_text,
+    gold_for,
+    in_group,
+    load,
+    study_rows,
+)
 from tests.reports.test_export import parquet_tables, unzip
 
 pytestmark = pytest.mark.django_db
@@ -37,28 +45,6 @@ pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 11, 30, 9, 30, 0, 123456, tzinfo=UTC)
 T1 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 T2 = datetime(2026, 11, 30, 10, 5, 0, tzinfo=UTC)
-
-
-def gold_for(key: Key, *, curator, patterns, **fields) -> GoldAnnotation:
-    """``key``'s gold: ``patterns`` as (kind, ranks, source, source annotation or None,
-    the source pattern's place in it or None)."""
-    gold = GoldAnnotation.objects.create(key=key, curator=curator, **fields)
-    by_rank = {p.rank: p for p in key.prefixes.all()}
-    for order, (kind, ranks, source, source_ann, place) in enumerate(patterns):
-        source_patterns = (
-            list(source_ann.patterns.order_by("order", "id")) if source_ann is not None else []
-        )
-        pattern = GoldPattern.objects.create(
-            gold=gold,
-            description=f"gold {kind} {order}",
-            kind=kind,
-            order=order,
-            source=source,
-            source_annotator=source_ann.annotator if source_ann is not None else None,
-            source_pattern=source_patterns[place] if place is not None else None,
-        )
-        pattern.prefixes.set([by_rank[r] for r in ranks])
-    return gold
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ from annotate import services
 from annotate.models import (
     Annotation,
     GoldAnnotation,
-    GoldPattern,
     Key,
     Pattern,
     Study,
@@ -33,7 +32,7 @@ from reports.selectors import ReportFilter
 
 # The tiny GPT-2 saved to disk and a corpus of 200 sentences (tests/mining/conftest.py).
 from tests.mining.conftest import tiny_corpus, tiny_gpt2_dir  # noqa: F401
-from tests.reports.roundtrip import as_file, export_lines, in_group, study_rows
+from tests.reports.roundtrip import as_file, export_lines, gold_for, in_group, study_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -102,40 +101,27 @@ def _time_checks_and_gold(keys: list[Key]) -> None:
     check = Annotation.objects.create(key=first, annotator=cleo, status="submitted", is_check=True)
     pattern = Pattern.objects.create(annotation=check, description="check", kind="semantic")
     pattern.prefixes.set(prefixes[:3])
-    cora = get_user_model().objects.create(username="cora")
-    in_group(cora, CURATOR_GROUP)
-    gold = GoldAnnotation.objects.create(
-        key=first, curator=cora, status="submitted", note="curated", version=4, is_check=True
+    cora = in_group(get_user_model().objects.create(username="cora"), CURATOR_GROUP)
+    ranks = [p.rank for p in prefixes]
+    gold = gold_for(
+        first,
+        curator=cora,
+        patterns=[
+            ("semantic", ranks[-3:], "adopted", _annotation_of(first, "ann"), -1),
+            ("shallow", ranks[:3], "written", None, None),
+            ("shallow+semantic", ranks[1:4], "adopted", _annotation_of(first, "ben"), None),
+        ],
+        status="submitted",
+        note="curated",
+        version=4,
+        is_check=True,
     )
     GoldAnnotation.objects.filter(pk=gold.pk).update(submitted_at=gold.updated_at)
-    ann_patterns = list(
-        Pattern.objects.filter(annotation__key=first, annotation__annotator__username="ann")
-    )
-    ben = get_user_model().objects.get(username="ben")
-    for order, (kind, covered, source, source_pattern, by) in enumerate(
-        [
-            (
-                "semantic",
-                prefixes[-3:],
-                "adopted",
-                ann_patterns[-1],
-                ann_patterns[-1].annotation.annotator,
-            ),
-            ("shallow", prefixes[:3], "written", None, None),
-            ("shallow+semantic", prefixes[1:4], "adopted", None, ben),
-        ]
-    ):
-        gold_pattern = GoldPattern.objects.create(
-            gold=gold,
-            description=f"gold {order}",
-            kind=kind,
-            order=order,
-            source=source,
-            source_pattern=source_pattern,
-            source_annotator=by,
-        )
-        gold_pattern.prefixes.set(covered)
     GoldAnnotation.objects.create(key=second, status="draft")
+
+
+def _annotation_of(key: Key, username: str) -> Annotation:
+    return Annotation.objects.get(key=key, annotator__username=username, is_check=False)
 
 
 @pytest.fixture
