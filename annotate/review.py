@@ -43,7 +43,13 @@ from .models import (
     Study,
     TriggerPrefix,
 )
-from .selectors import KEY_DETAIL_PREFIX_FIELDS, PatternView, prefix_labels
+from .selectors import (
+    KEY_DETAIL_PREFIX_FIELDS,
+    PATTERN_VIEW_FIELDS,
+    PatternView,
+    fold_pattern_rows,
+    prefix_labels,
+)
 
 QUEUE_STATUSES = ("unreviewed", "curated", "all")
 
@@ -375,6 +381,11 @@ class GoldPatternView(PatternView):
     source_pattern_id: int | None
 
 
+# GoldPatternView's own fields and the columns they are read from.
+GOLD_PATTERN_EXTRA = ("source", "source_annotator", "source_pattern_id")
+GOLD_PATTERN_EXTRA_FIELDS = ("source", "source_annotator__username", "source_pattern_id")
+
+
 @dataclass(frozen=True)
 class GoldView:
     status: str
@@ -403,38 +414,9 @@ def gold_patterns(*, gold_id: int) -> list[GoldPatternView]:
     rows = (
         GoldPattern.objects.filter(gold_id=gold_id)
         .order_by("order", "id")
-        .values_list(
-            "id",
-            "description",
-            "kind",
-            "order",
-            "client_id",
-            "source",
-            "source_annotator__username",
-            "source_pattern_id",
-            "prefixes__rank",
-        )
+        .values_list(*PATTERN_VIEW_FIELDS, *GOLD_PATTERN_EXTRA_FIELDS, "prefixes__rank")
     )
-    patterns: dict[int, GoldPatternView] = {}
-    for pk, description, kind, order, client_id, source, annotator, source_id, rank in rows:
-        pattern = patterns.get(pk)
-        if pattern is None:
-            pattern = patterns[pk] = GoldPatternView(
-                id=pk,
-                description=description,
-                kind=kind,
-                prefix_ranks=[],
-                order=order,
-                client_id=client_id,
-                source=source,
-                source_annotator=annotator,
-                source_pattern_id=source_id,
-            )
-        if rank is not None:
-            pattern.prefix_ranks.append(rank)
-    for pattern in patterns.values():
-        pattern.prefix_ranks.sort()
-    return list(patterns.values())
+    return fold_pattern_rows(rows, GoldPatternView, extra=GOLD_PATTERN_EXTRA)
 
 
 def gold_view(*, gold: GoldAnnotation, ranks: Sequence[int] | None = None) -> GoldView:
@@ -499,29 +481,14 @@ def review_detail(*, key: Key) -> ReviewDetail:
     rows = (
         Pattern.objects.filter(annotation__in=[a.pk for a in annotations])
         .order_by("order", "id")
-        .values_list(
-            "annotation_id", "id", "description", "kind", "order", "client_id", "prefixes__rank"
-        )
+        .values_list("annotation_id", *PATTERN_VIEW_FIELDS, "prefixes__rank")
     )
-    by_annotation: dict[int, dict[int, PatternView]] = defaultdict(dict)
-    for annotation_id, pk, description, kind, order, client_id, rank in rows:
-        pattern = by_annotation[annotation_id].get(pk)
-        if pattern is None:
-            pattern = by_annotation[annotation_id][pk] = PatternView(
-                id=pk,
-                description=description,
-                kind=kind,
-                prefix_ranks=[],
-                order=order,
-                client_id=client_id,
-            )
-        if rank is not None:
-            pattern.prefix_ranks.append(rank)
+    by_annotation: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
+    for annotation_id, *row in rows:
+        by_annotation[annotation_id].append(tuple(row))
     work = []
     for annotation in annotations:
-        patterns = list(by_annotation[annotation.pk].values())
-        for pattern in patterns:
-            pattern.prefix_ranks.sort()
+        patterns: list[PatternView] = fold_pattern_rows(by_annotation[annotation.pk])
         work.append(
             ReviewAnnotation(
                 id=annotation.pk,

@@ -7,9 +7,9 @@ number of keys, prefixes, patterns or annotators (``tests/api`` counts them).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -117,6 +117,46 @@ class AnnotationView:
     active_seconds: float = 0.0
 
 
+PATTERN_VIEW_FIELDS = ("id", "description", "kind", "order", "client_id")
+
+PatternViewT = TypeVar("PatternViewT", bound=PatternView)
+
+
+def fold_pattern_rows(
+    rows: Iterable[Sequence[Any]],
+    view: Callable[..., PatternViewT] = PatternView,  # type: ignore[assignment]
+    extra: Sequence[str] = (),
+) -> list[PatternViewT]:
+    """Fold pattern rows into views, one a pattern in the rows' order, each with its
+    covered ranks sorted.
+
+    A row is ``PATTERN_VIEW_FIELDS``, then one column for each name in ``extra`` (passed
+    to ``view`` by that name), then the covered prefix's rank (None: covers none): the
+    patterns LEFT JOINed to their prefixes, a row per (pattern, prefix).
+    """
+    patterns: dict[Any, PatternViewT] = {}
+    for row in rows:
+        pk = row[0]
+        pattern = patterns.get(pk)
+        if pattern is None:
+            _, description, kind, order, client_id, *more, _rank = row
+            pattern = patterns[pk] = view(
+                id=pk,
+                description=description,
+                kind=kind,
+                prefix_ranks=[],
+                order=order,
+                client_id=client_id,
+                **dict(zip(extra, more, strict=True)),
+            )
+        rank = row[-1]
+        if rank is not None:
+            pattern.prefix_ranks.append(rank)
+    for pattern in patterns.values():
+        pattern.prefix_ranks.sort()
+    return list(patterns.values())
+
+
 def pattern_list_for_annotation(*, annotation_id: int) -> list[PatternView]:
     """The annotation's patterns in (order, id) order, each with its covered ranks sorted.
 
@@ -126,25 +166,9 @@ def pattern_list_for_annotation(*, annotation_id: int) -> list[PatternView]:
     rows = (
         Pattern.objects.filter(annotation_id=annotation_id)
         .order_by("order", "id")
-        .values_list("id", "description", "kind", "order", "client_id", "prefixes__rank")
+        .values_list(*PATTERN_VIEW_FIELDS, "prefixes__rank")
     )
-    patterns: dict[int, PatternView] = {}
-    for pk, description, kind, order, client_id, rank in rows:
-        pattern = patterns.get(pk)
-        if pattern is None:
-            pattern = patterns[pk] = PatternView(
-                id=pk,
-                description=description,
-                kind=kind,
-                prefix_ranks=[],
-                order=order,
-                client_id=client_id,
-            )
-        if rank is not None:
-            pattern.prefix_ranks.append(rank)
-    for pattern in patterns.values():
-        pattern.prefix_ranks.sort()
-    return list(patterns.values())
+    return fold_pattern_rows(rows)
 
 
 def annotation_view(

@@ -256,43 +256,10 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "",
                 pair["n_units"],
             )
-    for row in report["agreement_with_gold"]:
-        for metric, name in (("kappa", "cohen_kappa"), ("raw_agreement", "raw_agreement")):
-            yield (
-                "agreement_with_gold",
-                "",
-                "all",
-                row["annotator"],
-                name,
-                row[metric],
-                "",
-                "",
-                row["n_units"],
-            )
-    for row in report["check_accuracy"]:
-        for metric, name in (("raw_agreement", "raw_agreement"), ("kappa", "cohen_kappa")):
-            yield (
-                "check_accuracy",
-                "",
-                "all",
-                row["annotator"],
-                name,
-                row[metric],
-                "",
-                "",
-                row["n_units"],
-            )
-        yield (
-            "check_accuracy",
-            "",
-            "all",
-            row["annotator"],
-            "checks",
-            row["n_checks"],
-            "",
-            "",
-            row["n_checks"],
-        )
+    # Per annotator: gold agreement as kappa then raw, the checks as raw then kappa.
+    for section, metrics in ANNOTATOR_CSV_METRICS:
+        for row in report[section]:
+            yield from _annotator_rows(section, row, metrics)
     jac = report["pattern_jaccard"]
     for name, block in [("|".join(p["annotators"]), p) for p in jac["pairs"]] + [("", jac)]:
         for row in _rows_of(block):
@@ -321,6 +288,32 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "",
                 row["n_keys"],
             )
+
+
+# The per-annotator sections of the CSV, each a row per (field, metric name, n field).
+ANNOTATOR_CSV_METRICS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
+    (
+        "agreement_with_gold",
+        (("kappa", "cohen_kappa", "n_units"), ("raw_agreement", "raw_agreement", "n_units")),
+    ),
+    (
+        "check_accuracy",
+        (
+            ("raw_agreement", "raw_agreement", "n_units"),
+            ("kappa", "cohen_kappa", "n_units"),
+            ("n_checks", "checks", "n_checks"),
+        ),
+    ),
+)
+
+
+def _annotator_rows(
+    section: str, row: dict[str, Any], metrics: tuple[tuple[str, str, str], ...]
+) -> Iterator[tuple[Any, ...]]:
+    """One CSV row, over all layers, per ``(field, metric name, n field)`` of an
+    annotator's row."""
+    for field, name, n in metrics:
+        yield (section, "", "all", row["annotator"], name, row[field], "", "", row[n])
 
 
 def _rate_row(section: str, view: str, layer: str, rate: dict[str, Any]) -> tuple[Any, ...]:

@@ -15,7 +15,7 @@ import json
 import struct
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -530,6 +530,35 @@ def export_key_count(*, study: Study, layers: Sequence[int] | None = None) -> in
     return _keys(study, layers).count()
 
 
+def _covered_ranks(
+    model: type[Pattern] | type[GoldPattern], key_path: str, ids: Iterable[int]
+) -> dict[int, list[int]]:
+    """The covered ranks, sorted, of every pattern of ``model`` (an annotator's or a gold
+    pattern) whose key (reached by ``key_path``) is in ``ids``. One query."""
+    name = model._meta.model_name
+    covered: dict[int, list[int]] = defaultdict(list)
+    for pattern_id, rank in (
+        model.prefixes.through.objects.filter(**{f"{name}__{key_path}__in": ids})
+        .order_by(f"{name}_id", "triggerprefix__rank")
+        .values_list(f"{name}_id", "triggerprefix__rank")
+    ):
+        covered[pattern_id].append(rank)
+    return covered
+
+
+def _export_pattern_view(
+    pattern_id: int, description: str, kind: str, order: int, covered: dict[int, list[int]]
+) -> PatternView:
+    return PatternView(
+        id=pattern_id,
+        description=description,
+        kind=kind,
+        prefix_ranks=covered.get(pattern_id, []),
+        order=order,
+        client_id=None,
+    )
+
+
 def _gold_records(
     ids: list[int],
     prefixes: dict[int, list[dict[str, Any]]],
@@ -557,13 +586,7 @@ def _gold_records(
         )
     )
     key_of = {g[0]: g[1] for g in golds}
-    covered: dict[int, list[int]] = defaultdict(list)
-    for pattern_id, rank in (
-        GoldPattern.prefixes.through.objects.filter(goldpattern__gold__key_id__in=ids)
-        .order_by("goldpattern_id", "triggerprefix__rank")
-        .values_list("goldpattern_id", "triggerprefix__rank")
-    ):
-        covered[pattern_id].append(rank)
+    covered = _covered_ranks(GoldPattern, "gold__key_id", ids)
     views: dict[int, list[PatternView]] = defaultdict(list)
     extras: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for (
@@ -593,16 +616,7 @@ def _gold_records(
             "updated_at",
         )
     ):
-        views[gold_id].append(
-            PatternView(
-                id=pattern_id,
-                description=description,
-                kind=kind,
-                prefix_ranks=covered.get(pattern_id, []),
-                order=order,
-                client_id=None,
-            )
-        )
+        views[gold_id].append(_export_pattern_view(pattern_id, description, kind, order, covered))
         place = pattern_place.get(source_pattern_id) if source_pattern_id is not None else None
         extras[gold_id].append(
             {
@@ -720,13 +734,7 @@ def export_chunks(
             )
         )
         owner_of = {a[0]: (a[1], a[2]) for a in annotations}
-        covered: dict[int, list[int]] = defaultdict(list)
-        for pattern_id, rank in (
-            Pattern.prefixes.through.objects.filter(pattern__annotation__key_id__in=ids)
-            .order_by("pattern_id", "triggerprefix__rank")
-            .values_list("pattern_id", "triggerprefix__rank")
-        ):
-            covered[pattern_id].append(rank)
+        covered = _covered_ranks(Pattern, "annotation__key_id", ids)
         patterns: dict[int, list[PatternView]] = defaultdict(list)
         pattern_times: dict[int, list[dict[str, Any]]] = defaultdict(list)
         # An annotator's pattern: its annotator and its place in the exported list.
@@ -740,14 +748,7 @@ def export_chunks(
         ):
             pattern_place[pattern_id] = (*owner_of[annotation_id], len(patterns[annotation_id]))
             patterns[annotation_id].append(
-                PatternView(
-                    id=pattern_id,
-                    description=description,
-                    kind=kind,
-                    prefix_ranks=covered.get(pattern_id, []),
-                    order=order,
-                    client_id=None,
-                )
+                _export_pattern_view(pattern_id, description, kind, order, covered)
             )
             pattern_times[annotation_id].append(
                 {

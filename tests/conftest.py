@@ -1,6 +1,7 @@
 """Shared fixtures: the personas, and the rule for tests that need real services.
 
-alice and bob annotate, carol is the admin, mallory has an account and no role.
+alice and bob annotate, cora is a curator (the ``curator`` group, not staff), carol is
+the admin, mallory has an account and no role.
 
 Tests that need PostgreSQL, Redis, a Celery worker process or Chromium skip with a line
 that says why when the service is missing; with ``REQUIRE_SERVICES=1`` (CI) the same
@@ -17,7 +18,7 @@ from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from annotate.permissions import ANNOTATOR_GROUP
+from annotate.permissions import ANNOTATOR_GROUP, CURATOR_GROUP
 from tests.factories import UserFactory
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES", "") == "1"
@@ -38,11 +39,20 @@ def _clear_cache():
     cache.clear()
 
 
-def _annotator(username: str) -> User:
+def _in_group(username: str, name: str) -> User:
     user = cast(User, UserFactory(username=username))
-    group, _ = Group.objects.get_or_create(name=ANNOTATOR_GROUP)
+    group, _ = Group.objects.get_or_create(name=name)
     user.groups.add(group)
     return user
+
+
+def _annotator(username: str) -> User:
+    return _in_group(username, ANNOTATOR_GROUP)
+
+
+def curator_user(username: str) -> User:
+    """A curator: in the ``curator`` group, not staff."""
+    return _in_group(username, CURATOR_GROUP)
 
 
 @pytest.fixture
@@ -53,6 +63,11 @@ def alice(db):
 @pytest.fixture
 def bob(db):
     return _annotator("bob")
+
+
+@pytest.fixture
+def cora(db):
+    return curator_user("cora")
 
 
 @pytest.fixture

@@ -61,6 +61,7 @@ from .common import (
     ErrorSerializer,
     ValidationErrorSerializer,
     annotation_state_data,
+    version_query_parameter,
 )
 
 KEYS_PAGE_SIZE = 100
@@ -612,14 +613,7 @@ class PatternDetailApi(AnnotatorApi):
         return Response(_state(annotation=annotation, ranks=_ranks(prefixes)))
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "version",
-                OpenApiTypes.INT,
-                required=True,
-                description="The annotation version the client read.",
-            )
-        ],
+        parameters=[version_query_parameter("The annotation version the client read.")],
         responses=_WRITE_RESPONSES,
         description="Delete a pattern. The version travels in the query string, since "
         "some clients and proxies drop the body of a DELETE.",

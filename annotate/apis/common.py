@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
-from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
@@ -15,6 +16,12 @@ from ..selectors import KEY_WORK_STATUSES, LABELS, AnnotationView, annotation_vi
 from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
 
 NOT_FOUND = "Not found."
+
+
+def version_query_parameter(description: str) -> OpenApiParameter:
+    """The required ``version`` of a DELETE, in the query string (some clients and proxies
+    drop the body of a DELETE)."""
+    return OpenApiParameter("version", OpenApiTypes.INT, required=True, description=description)
 
 
 def error_code_field() -> serializers.ChoiceField:

@@ -40,6 +40,10 @@ GUIDELINES_BLANK = "The guidelines cannot be empty."
 
 _DATETIME = serializers.DateTimeField()
 
+# The errors of every endpoint here: a reader's, and a writer's (who may send bad input).
+_READ_ERRORS = {403: ErrorSerializer, 404: ErrorSerializer}
+_WRITE_ERRORS = {400: ValidationErrorSerializer, **_READ_ERRORS}
+
 
 @extend_schema_serializer(component_name="GuidelineVersion")
 class GuidelineVersionSerializer(serializers.Serializer):
@@ -106,11 +110,7 @@ class StudyGuidelinesAdminApi(ApiErrorsMixin, APIView):
         return study
 
     @extend_schema(
-        responses={
-            200: GuidelineVersionSerializer(many=True),
-            403: ErrorSerializer,
-            404: ErrorSerializer,
-        },
+        responses={200: GuidelineVersionSerializer(many=True), **_READ_ERRORS},
         description="Every version of the study's guidelines, newest first.",
     )
     def get(self, request: Request, study_id: int) -> Response:
@@ -120,12 +120,7 @@ class StudyGuidelinesAdminApi(ApiErrorsMixin, APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={
-            201: GuidelineVersionSerializer,
-            400: ValidationErrorSerializer,
-            403: ErrorSerializer,
-            404: ErrorSerializer,
-        },
+        responses={201: GuidelineVersionSerializer, **_WRITE_ERRORS},
         description="Publish a new version (the next number). Annotators who acknowledged "
         "an earlier one can go on writing; the workspace asks them to read the new one.",
     )
@@ -155,7 +150,7 @@ class StudyGuidelinesApi(ApiErrorsMixin, APIView):
     permission_classes = [IsAnnotator | IsCurator]
 
     @extend_schema(
-        responses={200: StudyGuidelinesSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
+        responses={200: StudyGuidelinesSerializer, **_READ_ERRORS},
         description="The study's guidelines as they are now, and whether the user "
         "acknowledged them. For annotators of the study, curators and admins.",
     )
@@ -177,9 +172,7 @@ class StudyGuidelinesAcknowledgeApi(ApiErrorsMixin, APIView):
         request=InputSerializer,
         responses={
             200: StudyGuidelinesSerializer,
-            400: ValidationErrorSerializer,
-            403: ErrorSerializer,
-            404: ErrorSerializer,
+            **_WRITE_ERRORS,
             409: GuidelinesConflictSerializer,
         },
         description="Record that the user read this version (idempotent). A version that "

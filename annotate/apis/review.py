@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from django.contrib.auth.models import User
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -54,6 +53,7 @@ from .common import (
     ErrorSerializer,
     ValidationErrorSerializer,
     error_code_field,
+    version_query_parameter,
 )
 
 QUEUE_PAGE_SIZE = 50
@@ -581,14 +581,7 @@ class GoldPatternDetailApi(ReviewApi):
         return _gold_answer(gold)
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "version",
-                OpenApiTypes.INT,
-                required=True,
-                description="The gold's version as read.",
-            )
-        ],
+        parameters=[version_query_parameter("The gold's version as read.")],
         responses=_WRITE_RESPONSES,
         description="Delete a gold pattern. The version travels in the query string, as "
         "for the annotator's delete.",

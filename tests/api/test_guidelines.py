@@ -4,12 +4,10 @@ and the gate on an annotator's writes (issue 13, item 3)."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group
 
 from annotate.models import GUIDELINE_MAX_LENGTH, Annotation, Guideline, GuidelineAcknowledgement
-from annotate.permissions import CURATOR_GROUP
-from tests.conftest import client_for
-from tests.factories import StudyFactory, UserFactory, assigned_batch
+from tests.conftest import client_for, curator_user
+from tests.factories import StudyFactory, assigned_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -22,10 +20,7 @@ def study_key(alice):
 
 @pytest.fixture
 def dave(db):
-    user = UserFactory(username="dave")
-    group, _ = Group.objects.get_or_create(name=CURATOR_GROUP)
-    user.groups.add(group)
-    return user
+    return curator_user("dave")
 
 
 def _admin_url(study) -> str:

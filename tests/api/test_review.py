@@ -9,22 +9,12 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.contrib.auth.models import Group
 
 from annotate.models import Annotation, GoldAnnotation, GoldPattern, KeyFlag, Study
-from annotate.permissions import CURATOR_GROUP
 from tests.conftest import client_for
 from tests.factories import AssignmentFactory, UserFactory, annotate_key, assigned_batch
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cora(db):
-    user = UserFactory(username="cora")
-    group, _ = Group.objects.get_or_create(name=CURATOR_GROUP)
-    user.groups.add(group)
-    return user
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from annotate.gold import gold_pattern_create, gold_update
 from annotate.models import GoldAnnotation, GoldPattern, Key, KeyFlag, Study
 from annotate.permissions import CURATOR_GROUP
 from tests.conftest import client_for
-from tests.factories import UserFactory, annotate_key, assigned_batch
+from tests.factories import annotate_key, assigned_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -42,14 +42,6 @@ class Endpoint:
 
     def __str__(self) -> str:
         return self.name
-
-
-@pytest.fixture
-def cora(db):
-    user = UserFactory(username="cora")
-    group, _ = Group.objects.get_or_create(name=CURATOR_GROUP)
-    user.groups.add(group)
-    return user
 
 
 @pytest.fixture

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -24,14 +22,22 @@ from annotate.models import (
     GoldAnnotation,
     GoldPattern,
     Key,
-    Pattern,
     Study,
     TriggerPrefix,
 )
 from annotate.permissions import ANNOTATOR_GROUP, CURATOR_GROUP
-from reports.exports import PATTERN_COLUMNS, export_csv, export_jsonl, export_parquet
-from reports.imports import ImportFileError, study_import
+from reports.exports import PATTERN_COLUMNS, export_csv, export_parquet
+from reports.imports import ImportFileError
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
+from tests.reports.roundtrip import (
+    as_text,
+    export_lines,
+    export_text,
+    gold_for,
+    in_group,
+    load,
+    study_rows,
+)
 from tests.reports.test_export import parquet_tables, unzip
 
 pytestmark = pytest.mark.django_db
@@ -39,33 +45,6 @@ pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 11, 30, 9, 30, 0, 123456, tzinfo=UTC)
 T1 = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
 T2 = datetime(2026, 11, 30, 10, 5, 0, tzinfo=UTC)
-
-
-def in_group(user, name: str):
-    user.groups.add(Group.objects.get_or_create(name=name)[0])
-    return user
-
-
-def gold_for(key: Key, *, curator, patterns, **fields) -> GoldAnnotation:
-    """``key``'s gold: ``patterns`` as (kind, ranks, source, source annotation or None,
-    the source pattern's place in it or None)."""
-    gold = GoldAnnotation.objects.create(key=key, curator=curator, **fields)
-    by_rank = {p.rank: p for p in key.prefixes.all()}
-    for order, (kind, ranks, source, source_ann, place) in enumerate(patterns):
-        source_patterns = (
-            list(source_ann.patterns.order_by("order", "id")) if source_ann is not None else []
-        )
-        pattern = GoldPattern.objects.create(
-            gold=gold,
-            description=f"gold {kind} {order}",
-            kind=kind,
-            order=order,
-            source=source,
-            source_annotator=source_ann.annotator if source_ann is not None else None,
-            source_pattern=source_patterns[place] if place is not None else None,
-        )
-        pattern.prefixes.set([by_rank[r] for r in ranks])
-    return gold
 
 
 @pytest.fixture
@@ -102,22 +81,6 @@ def gold_study(hand_study):
     GoldPattern.objects.filter(gold=gold_a).update(created_at=T0, updated_at=T1)
     gold_for(key_b, curator=None, patterns=[])
     return hand_study
-
-
-def export_text(study: Study) -> str:
-    return "".join(export_jsonl(study=study))
-
-
-def export_lines(study: Study) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in export_text(study).splitlines()]
-
-
-def as_text(lines: list[dict[str, Any]]) -> str:
-    return "\n".join(json.dumps(x) for x in lines) + "\n"
-
-
-def load(text: str, **kwargs: Any):
-    return study_import(file=io.BytesIO(text.encode("utf-8")), **kwargs)
 
 
 def test_the_jsonl_carries_gold_checks_active_time_and_guideline_versions(gold_study):
@@ -180,93 +143,6 @@ def test_the_jsonl_carries_gold_checks_active_time_and_guideline_versions(gold_s
     assert (gold_b["annotator"], gold_b["status"], gold_b["is_check"]) == (None, "draft", False)
     assert (gold_b["patterns"], gold_b["labels"]) == ([], ["not-covered"] * 5)
     assert gold_b["submitted_at"] is None
-
-
-# What is no data of the study: ids, and the browser's token for a retried write.
-NOT_EXPORTED = {"id", "client_id"}
-
-
-def _ranks(obj) -> list[int]:
-    return sorted(p.rank for p in obj.prefixes.all())
-
-
-def study_rows(study: Study) -> dict[str, Any]:
-    """Every concrete column of the study's annotations, patterns, golds and gold
-    patterns; a foreign key as what it names (layer and index, username, prefix ranks,
-    an annotator pattern as its key, annotator and place), order as the place."""
-    ann_fields = [
-        f.attname
-        for f in Annotation._meta.concrete_fields
-        if f.name not in NOT_EXPORTED | {"key", "annotator"}
-    ]
-    pattern_fields = [
-        f.attname
-        for f in Pattern._meta.concrete_fields
-        if f.name not in NOT_EXPORTED | {"annotation", "order"}
-    ]
-    gold_fields = [
-        f.attname
-        for f in GoldAnnotation._meta.concrete_fields
-        if f.name not in NOT_EXPORTED | {"key", "curator"}
-    ]
-    gold_pattern_fields = [
-        f.attname
-        for f in GoldPattern._meta.concrete_fields
-        if f.name not in NOT_EXPORTED | {"gold", "order", "source_pattern", "source_annotator"}
-    ]
-    assert {"active_seconds", "guideline_version", "is_check"} <= set(ann_fields)
-    assert {"status", "note", "version", "is_check", "submitted_at"} <= set(gold_fields)
-    assert {"description", "kind", "source", "created_at"} <= set(gold_pattern_fields)
-    place: dict[int, tuple[Any, ...]] = {}
-    annotations = []
-    for annotation in (
-        Annotation.objects.filter(key__study=study)
-        .select_related("key", "annotator")
-        .prefetch_related("patterns__prefixes")
-        .order_by("key__layer", "key__index", "annotator__username")
-    ):
-        who = (annotation.key.layer, annotation.key.index, annotation.annotator.get_username())
-        patterns = sorted(annotation.patterns.all(), key=lambda p: (p.order, p.id))
-        for n, p in enumerate(patterns):
-            place[p.pk] = (*who, n)
-        annotations.append(
-            {
-                "who": who,
-                **{name: getattr(annotation, name) for name in ann_fields},
-                "patterns": [
-                    {**{name: getattr(p, name) for name in pattern_fields}, "ranks": _ranks(p)}
-                    for p in patterns
-                ],
-            }
-        )
-    golds = []
-    for gold in (
-        GoldAnnotation.objects.filter(key__study=study)
-        .select_related("key", "curator")
-        .prefetch_related("patterns__prefixes", "patterns__source_annotator")
-        .order_by("key__layer", "key__index")
-    ):
-        golds.append(
-            {
-                "key": (gold.key.layer, gold.key.index),
-                "curator": gold.curator.get_username() if gold.curator else None,
-                **{name: getattr(gold, name) for name in gold_fields},
-                "patterns": [
-                    {
-                        **{name: getattr(p, name) for name in gold_pattern_fields},
-                        "ranks": _ranks(p),
-                        "source_annotator": (
-                            p.source_annotator.get_username() if p.source_annotator else None
-                        ),
-                        "source_pattern": place.get(p.source_pattern_id)
-                        if p.source_pattern_id
-                        else None,
-                    }
-                    for p in sorted(gold.patterns.all(), key=lambda p: (p.order, p.id))
-                ],
-            }
-        )
-    return {"annotations": annotations, "golds": golds}
 
 
 def test_gold_checks_and_active_time_come_back_column_for_column(gold_study):

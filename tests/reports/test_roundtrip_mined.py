@@ -8,20 +8,17 @@ The additive fields are validated line by line, like the contract's own."""
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from annotate import services
 from annotate.models import (
     Annotation,
     GoldAnnotation,
-    GoldPattern,
     Key,
     Pattern,
     Study,
@@ -35,17 +32,9 @@ from reports.selectors import ReportFilter
 
 # The tiny GPT-2 saved to disk and a corpus of 200 sentences (tests/mining/conftest.py).
 from tests.mining.conftest import tiny_corpus, tiny_gpt2_dir  # noqa: F401
-from tests.reports.test_gold_exchange import study_rows
+from tests.reports.roundtrip import as_file, export_lines, gold_for, in_group, study_rows
 
 pytestmark = pytest.mark.django_db
-
-
-def export_lines(study: Study) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in "".join(export_jsonl(study=study)).splitlines()]
-
-
-def as_file(lines: list[dict[str, Any]]) -> io.BytesIO:
-    return io.BytesIO(("\n".join(json.dumps(x) for x in lines) + "\n").encode("utf-8"))
 
 
 def renamed(lines: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
@@ -112,40 +101,27 @@ def _time_checks_and_gold(keys: list[Key]) -> None:
     check = Annotation.objects.create(key=first, annotator=cleo, status="submitted", is_check=True)
     pattern = Pattern.objects.create(annotation=check, description="check", kind="semantic")
     pattern.prefixes.set(prefixes[:3])
-    cora = get_user_model().objects.create(username="cora")
-    cora.groups.add(Group.objects.get_or_create(name=CURATOR_GROUP)[0])
-    gold = GoldAnnotation.objects.create(
-        key=first, curator=cora, status="submitted", note="curated", version=4, is_check=True
+    cora = in_group(get_user_model().objects.create(username="cora"), CURATOR_GROUP)
+    ranks = [p.rank for p in prefixes]
+    gold = gold_for(
+        first,
+        curator=cora,
+        patterns=[
+            ("semantic", ranks[-3:], "adopted", _annotation_of(first, "ann"), -1),
+            ("shallow", ranks[:3], "written", None, None),
+            ("shallow+semantic", ranks[1:4], "adopted", _annotation_of(first, "ben"), None),
+        ],
+        status="submitted",
+        note="curated",
+        version=4,
+        is_check=True,
     )
     GoldAnnotation.objects.filter(pk=gold.pk).update(submitted_at=gold.updated_at)
-    ann_patterns = list(
-        Pattern.objects.filter(annotation__key=first, annotation__annotator__username="ann")
-    )
-    ben = get_user_model().objects.get(username="ben")
-    for order, (kind, covered, source, source_pattern, by) in enumerate(
-        [
-            (
-                "semantic",
-                prefixes[-3:],
-                "adopted",
-                ann_patterns[-1],
-                ann_patterns[-1].annotation.annotator,
-            ),
-            ("shallow", prefixes[:3], "written", None, None),
-            ("shallow+semantic", prefixes[1:4], "adopted", None, ben),
-        ]
-    ):
-        gold_pattern = GoldPattern.objects.create(
-            gold=gold,
-            description=f"gold {order}",
-            kind=kind,
-            order=order,
-            source=source,
-            source_pattern=source_pattern,
-            source_annotator=by,
-        )
-        gold_pattern.prefixes.set(covered)
     GoldAnnotation.objects.create(key=second, status="draft")
+
+
+def _annotation_of(key: Key, username: str) -> Annotation:
+    return Annotation.objects.get(key=key, annotator__username=username, is_check=False)
 
 
 @pytest.fixture
@@ -255,8 +231,9 @@ def test_a_mined_study_exported_and_imported_gives_the_same_report(mined_study):
     # note, the version, the created, updated and submitted times, and each pattern's
     # description, kind, prefixes, place in the list and times. A column added to
     # either model later is compared as well, so it cannot be left out of the export.
-    original, copy = annotation_rows(mined_study), annotation_rows(restored)
-    assert copy == original
+    before, after = study_rows(mined_study), study_rows(restored)
+    assert after == before
+    original = before["annotations"]
     assert sum(bool(row["note"]) for row in original) == 4
     assert {row["version"] for row in original} > {1}
     assert sum(len(row["patterns"]) for row in original) == 11
@@ -266,57 +243,10 @@ def test_a_mined_study_exported_and_imported_gives_the_same_report(mined_study):
     assert {row["is_check"] for row in original} == {True, False}
     assert len({row["active_seconds"] for row in original}) == 8  # cleo: 0.0 as ann's first
     assert {row["guideline_version"] for row in original} == {None, 1, 2}
-    gold_before, gold_after = study_rows(mined_study), study_rows(restored)
-    assert gold_after == gold_before
-    sources = [p["source_pattern"] for p in gold_before["golds"][0]["patterns"]]
+    sources = [p["source_pattern"] for p in before["golds"][0]["patterns"]]
     assert sources[0] is not None and sources[0][2] == "ann"
     assert sources[1:] == [None, None]
-    assert [g["is_check"] for g in gold_before["golds"]] == [True, False]
-
-
-# What an annotation and a pattern hold that is not data of the study: their ids, and
-# the browser's token for a retried write (Pattern.client_id).
-NOT_EXPORTED = {"id", "client_id"}
-
-
-def annotation_rows(study: Study) -> list[dict[str, Any]]:
-    """Every concrete column of the study's annotations, each with its patterns' columns:
-    ids as what they name (layer, index, username, prefix ranks), order as the place."""
-    ann_fields = [
-        f.attname
-        for f in Annotation._meta.concrete_fields
-        if f.name not in NOT_EXPORTED | {"key", "annotator"}
-    ]
-    pattern_fields = [
-        f.attname
-        for f in Pattern._meta.concrete_fields
-        if f.name not in NOT_EXPORTED | {"annotation", "order"}
-    ]
-    assert {"note", "version", "created_at", "updated_at", "submitted_at"} <= set(ann_fields)
-    assert {"description", "kind", "created_at", "updated_at"} <= set(pattern_fields)
-    rows = []
-    for annotation in (
-        Annotation.objects.filter(key__study=study)
-        .select_related("key", "annotator")
-        .prefetch_related("patterns__prefixes")
-        .order_by("key__layer", "key__index", "annotator__username")
-    ):
-        patterns = sorted(annotation.patterns.all(), key=lambda p: (p.order, p.id))
-        rows.append(
-            {
-                "key": (annotation.key.layer, annotation.key.index),
-                "annotator": annotation.annotator.get_username(),
-                **{name: getattr(annotation, name) for name in ann_fields},
-                "patterns": [
-                    {
-                        **{name: getattr(p, name) for name in pattern_fields},
-                        "prefix_ranks": sorted(x.rank for x in p.prefixes.all()),
-                    }
-                    for p in patterns
-                ],
-            }
-        )
-    return rows
+    assert [g["is_check"] for g in before["golds"]] == [True, False]
 
 
 # --- the additive fields are validated ---------------------------------------------------
