@@ -63,6 +63,15 @@ def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, t
     ).exists()
     assert study.mining_definitions["checkpoint_note"].count("dequantized from 4 bits") == 1
 
+    # The demo study has guidelines (version 1), which alice and bob read before their
+    # first key; the example study (archived) has none.
+    guidelines = list(study.guidelines.values_list("version", "created_by__username"))
+    assert guidelines == [(1, "carol")]
+    text = study.guidelines.get().text
+    assert "3" in text and "shallow" in text and "semantic" in text
+    assert not example.guidelines.exists()
+
     call_command("demo", setup_only=True, sentences=120)  # idempotent: nothing mined again
     assert Study.objects.count() == 2
     assert Assignment.objects.filter(batch__study=study).count() == 2
+    assert study.guidelines.count() == 1

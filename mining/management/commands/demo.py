@@ -24,8 +24,13 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotate.models import Batch, Key, Study
-from annotate.services import assignment_create, batch_create, user_create_annotator
+from annotate.models import Batch, Guideline, Key, Study
+from annotate.services import (
+    assignment_create,
+    batch_create,
+    guideline_publish,
+    user_create_annotator,
+)
 from mining.models import MiningRun
 
 ADMIN = "carol"
@@ -40,6 +45,9 @@ DEMO_BATCH = "demo batch"
 DEMO_SENTENCES = 3000
 DEMO_KEYS_PER_LAYER = 2  # 30 layers: 60 keys for alice and bob, as many as a session holds
 EXAMPLE_STUDY_FILE = settings.BASE_DIR / "fixtures" / "example-study.jsonl"
+# The demo study's guidelines, written for this project (version 1, published by carol):
+# alice and bob read and acknowledge them before their first key.
+DEMO_GUIDELINES_FILE = settings.BASE_DIR / "fixtures" / "demo-guidelines.md"
 
 
 def _accounts_file() -> Path:
@@ -84,6 +92,15 @@ def ensure_demo_assignments(study: Study) -> Batch:
     return batch
 
 
+def ensure_demo_guidelines(study: Study) -> None:
+    """Version 1 of the demo study's guidelines, once (an admin's later versions stay)."""
+    if Guideline.objects.filter(study=study).exists():
+        return
+    text = DEMO_GUIDELINES_FILE.read_text(encoding="utf-8")
+    admin = get_user_model().objects.get(username=ADMIN)
+    guideline_publish(study=study, text=text, author=admin)
+
+
 class Command(BaseCommand):
     help = "Set up the demo and serve web + a Celery worker at http://127.0.0.1:8000."
 
@@ -115,6 +132,7 @@ class Command(BaseCommand):
             study = self._mine_demo_study(sentences)
         if study is not None:
             ensure_demo_assignments(study)
+            ensure_demo_guidelines(study)
         self._import_example_study()
         self._print_accounts(accounts, port)
         if not setup_only:
