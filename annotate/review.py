@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.contrib.auth.models import User
 from django.db.models import (
     Count,
     Exists,
@@ -51,7 +52,10 @@ from .selectors import (
     prefix_labels,
 )
 
-QUEUE_STATUSES = ("unreviewed", "curated", "all")
+# unreviewed: ready and without submitted gold; curated: with submitted gold; flagged:
+# flagged by an annotator, ready or not (curators see a flag at once, not once every
+# annotator has submitted); all: any of these.
+QUEUE_STATUSES = ("unreviewed", "curated", "flagged", "all")
 
 KIND_BITS = {
     Pattern.Kind.SHALLOW.value: 1,
@@ -94,12 +98,20 @@ def _curated() -> Q:
     )
 
 
+def _flagged() -> Q:
+    """A key with at least one annotator's flag: the study list's count and the queue's
+    "flagged" filter are this one condition."""
+    return Q(Exists(KeyFlag.objects.filter(key_id=OuterRef("pk"))))
+
+
 def _in_queue(status: str) -> Q:
     if status == "unreviewed":
         return _ready() & ~_curated()
     if status == "curated":
         return _curated()
-    return _ready() | _curated()
+    if status == "flagged":
+        return _flagged()
+    return _ready() | _curated() | _flagged()
 
 
 def _count_keys(condition: Q) -> Coalesce:
@@ -115,13 +127,12 @@ def _count_keys(condition: Q) -> Coalesce:
 
 def study_list_for_review() -> QuerySet[Study]:
     """Every study (archived ones too) with its number of keys, keys in the review queue,
-    curated keys and flagged keys. One query."""
-    flagged = Q(Exists(KeyFlag.objects.filter(key_id=OuterRef("pk"))))
+    curated keys and flagged keys (the queue's "flagged" filter holds as many). One query."""
     return Study.objects.annotate(
         n_keys=_count_keys(Q()),
         n_ready=_count_keys(_in_queue("unreviewed")),
         n_curated=_count_keys(_curated()),
-        n_flagged=_count_keys(flagged),
+        n_flagged=_count_keys(_in_queue("flagged")),
     ).order_by("-created_at", "-id")
 
 
@@ -254,6 +265,7 @@ class QueueItem:
     gold_status: str | None
     is_check: bool
     flags: list[dict[str, Any]]
+    ready: bool  # every annotator of the key has submitted (see _ready)
 
 
 def _queue_keys(
@@ -316,7 +328,7 @@ def review_queue(
     limit: int = 50,
 ) -> QueuePage:
     """A page of the study's review queue (see the contract in the module docstring).
-    Six queries, whatever the size of the page or the queue."""
+    Seven queries, whatever the size of the page or the queue."""
     keys = _queue_keys(study=study, status=status, layer=layer, batch_id=batch_id)
     rows, agreement, order = _ordered(keys)
     page = [rows[i] for i in order[offset : offset + limit]]
@@ -328,6 +340,7 @@ def review_queue(
         ).values_list("key_id", "status", "is_check")
     }
     flags = _flags_by_key(page_ids)
+    ready = set(Key.objects.filter(_ready(), pk__in=page_ids).values_list("id", flat=True))
     at = {int(k): g for g, k in enumerate(agreement.key_ids)}
     items = []
     for key_id, layer_, index in page:
@@ -345,6 +358,7 @@ def review_queue(
                 gold_status=gold_status,
                 is_check=is_check,
                 flags=[{k: v for k, v in f.items() if k != "created_at"} for f in flags[key_id]],
+                ready=key_id in ready,
             )
         )
     return QueuePage(count=len(rows), items=items)
@@ -460,8 +474,26 @@ class ReviewDetail:
     annotations: list[ReviewAnnotation]
     gold: GoldView | None
     flags: list[dict[str, Any]]
+    awaiting: list[str]
     previous_key_id: int | None
     next_key_id: int | None
+
+
+def review_awaiting(*, key: Key) -> list[str]:
+    """Who the key still waits for (usernames, sorted): the annotators it is assigned to
+    who have not submitted, and those with a (non-check) draft of it. One query."""
+    submitted = Annotation.objects.filter(
+        key_id=key.pk, annotator_id=OuterRef("pk"), status=Annotation.Status.SUBMITTED
+    )
+    assigned = AssignmentKey.objects.filter(key_id=key.pk, assignment__annotator_id=OuterRef("pk"))
+    drafted = Annotation.objects.filter(
+        key_id=key.pk, annotator_id=OuterRef("pk"), is_check=False, status=Annotation.Status.DRAFT
+    )
+    return list(
+        User.objects.filter((Q(Exists(assigned)) & ~Q(Exists(submitted))) | Q(Exists(drafted)))
+        .order_by("username")
+        .values_list("username", flat=True)
+    )
 
 
 def review_detail(*, key: Key) -> ReviewDetail:
@@ -509,6 +541,7 @@ def review_detail(*, key: Key) -> ReviewDetail:
         annotations=work,
         gold=None if gold is None else gold_view(gold=gold, ranks=ranks),
         flags=_flags_by_key([key.pk])[key.pk],
+        awaiting=review_awaiting(key=key),
         previous_key_id=previous_key_id,
         next_key_id=next_key_id,
     )

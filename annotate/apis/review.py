@@ -133,6 +133,9 @@ class QueueItemSerializer(serializers.Serializer):
     gold_status = serializers.ChoiceField(choices=["draft", "submitted"], allow_null=True)
     is_check = serializers.BooleanField()
     flags = FlagSerializer(many=True)
+    ready = serializers.BooleanField(
+        help_text="Every annotator of the key has submitted (a flagged key may not have)."
+    )
 
 
 @extend_schema_serializer(component_name="ReviewBatch")
@@ -286,6 +289,11 @@ class ReviewKeyDetailSerializer(serializers.Serializer):
     annotations = ReviewAnnotationSerializer(many=True)
     gold = GoldSerializer(allow_null=True)
     flags = DatedFlagSerializer(many=True)
+    awaiting = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Annotators the key waits for: assigned and not submitted, or with a draft. "
+        "Empty once the key is ready for review.",
+    )
     neighbours = NeighboursSerializer()
 
 
@@ -321,8 +329,9 @@ class ReviewQueueApi(ReviewApi):
     @extend_schema(
         parameters=[FilterSerializer],
         responses={200: QueueSerializer, 400: ValidationErrorSerializer, **_READ_ERRORS},
-        description="The keys ready for review (or curated, or both), most disagreement "
-        "first, then by layer and index.",
+        description="The keys ready for review (status unreviewed, the default), curated "
+        "(with submitted gold), flagged by an annotator (ready or not), or all of these; most "
+        "disagreement first, then by layer and index.",
     )
     def get(self, request: Request, study_id: int) -> Response:
         study = study_get_for_review(study_id=study_id)
@@ -366,6 +375,7 @@ class ReviewQueueApi(ReviewApi):
                         "gold_status": item.gold_status,
                         "is_check": item.is_check,
                         "flags": item.flags,
+                        "ready": item.ready,
                     }
                     for item in page.items
                 ],
@@ -387,8 +397,9 @@ class ReviewKeyDetailApi(ReviewApi):
     @extend_schema(
         responses={200: ReviewKeyDetailSerializer, **_READ_ERRORS},
         description="The key, its prefixes, every annotator's (non-check) work with its "
-        "labels, the gold annotation (null: none yet), the annotators' flags, and the "
-        "keys before and after it in the unreviewed queue.",
+        "labels (drafts too, marked by their status), the gold annotation (null: none yet), "
+        "the annotators' flags, who the key still waits for, and the keys before and after "
+        "it in the unreviewed queue.",
     )
     def get(self, request: Request, key_id: int) -> Response:
         key = _key_or_404(key_id)
@@ -438,6 +449,7 @@ class ReviewKeyDetailApi(ReviewApi):
                 {**flag, "created_at": _DATETIME.to_representation(flag["created_at"])}
                 for flag in detail.flags
             ],
+            "awaiting": detail.awaiting,
             "neighbours": {
                 "previous_key_id": detail.previous_key_id,
                 "next_key_id": detail.next_key_id,

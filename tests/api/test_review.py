@@ -203,6 +203,100 @@ def test_the_study_list_counts_keys_ready_curated_and_flagged(alice, curator, co
     }
 
 
+# --- flagged keys -----------------------------------------------------------------------
+
+
+def _flag(client, key, reason="unclear", note=""):
+    response = client.put(
+        f"/api/keys/{key.pk}/flag/", {"reason": reason, "note": note}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    return response
+
+
+def test_a_key_is_in_the_flagged_filter_as_soon_as_it_is_flagged(alice, bob, curator):
+    """alice flags a key that neither she nor bob has submitted: it is not ready for review,
+    but the curators see it at once, with its flag."""
+    batch, (flagged, quiet) = assigned_batch([alice, bob], n_keys=2)
+    annotate_key(quiet, alice)
+    annotate_key(quiet, bob)
+    _flag(client_for(alice), flagged, reason="tokenization", note="a word split in two")
+    assert [i["key_id"] for i in _queue(curator, batch.study)["results"]] == [quiet.pk]
+    queue = _queue(curator, batch.study, status="flagged")
+    assert queue["count"] == 1
+    (item,) = queue["results"]
+    assert item["key_id"] == flagged.pk
+    assert item["ready"] is False
+    assert item["annotators"] == []
+    assert item["flags"] == [
+        {"annotator": "alice", "reason": "tokenization", "note": "a word split in two"}
+    ]
+    # "All" holds every key of the other filters.
+    everything = _queue(curator, batch.study, status="all")["results"]
+    assert {i["key_id"]: i["ready"] for i in everything} == {flagged.pk: False, quiet.pk: True}
+
+
+def test_the_flagged_filter_keeps_a_flagged_key_whatever_its_work_or_gold(
+    alice, bob, curator, cora
+):
+    batch, keys = assigned_batch([alice, bob], n_keys=5)
+    ready, drafted, curated, untouched, unflagged = keys
+    for key in (ready, curated, unflagged):
+        annotate_key(key, alice)
+        annotate_key(key, bob)
+    annotate_key(drafted, alice, [("shallow", [1, 2, 3])], status="draft")
+    GoldAnnotation.objects.create(key=curated, status="submitted", curator=cora)
+    for key in (ready, drafted, curated, untouched):
+        KeyFlag.objects.create(key=key, annotator=bob, reason="other")
+    study = batch.study
+
+    def ids(**params):
+        return {item["key_id"] for item in _queue(curator, study, **params)["results"]}
+
+    assert ids(status="flagged") == {ready.pk, drafted.pk, curated.pk, untouched.pk}
+    assert ids(status="flagged", layer=ready.layer, batch=batch.pk) == ids(status="flagged")
+    assert ids(status="unreviewed") == {ready.pk, unflagged.pk}
+    assert ids(status="all") == set(map(lambda k: k.pk, keys))
+
+
+def test_the_study_lists_flagged_count_is_the_flagged_filters(alice, bob, curator, cora):
+    batch, keys = assigned_batch([alice, bob], n_keys=6)
+    annotate_key(keys[0], alice)
+    annotate_key(keys[0], bob)
+    annotate_key(keys[1], alice, status="draft")
+    GoldAnnotation.objects.create(key=keys[2], status="submitted", curator=cora)
+    GoldAnnotation.objects.create(key=keys[3], status="draft", curator=cora)
+    for key in keys[:5]:
+        KeyFlag.objects.create(key=key, annotator=alice, reason="unclear")
+    KeyFlag.objects.create(key=keys[0], annotator=bob, reason="other")  # two flags, one key
+    (row,) = [s for s in curator.get("/api/review/studies/").json() if s["id"] == batch.study.pk]
+    assert row["flagged"] == 5
+    assert _queue(curator, batch.study, status="flagged")["count"] == row["flagged"]
+
+
+def test_a_key_not_every_annotator_has_submitted_shows_its_drafts_and_who_is_awaited(
+    alice, bob, curator
+):
+    """Curators see drafts (the screen marks them); an annotator who has not started has no
+    column, and is named among those the key waits for."""
+    _, (key,) = assigned_batch([alice, bob], n_prefixes=5)
+    annotate_key(key, alice, [("shallow", [1, 2, 3])], status="draft")
+    KeyFlag.objects.create(key=key, annotator=alice, reason="unclear")
+    data = curator.get(f"/api/review/keys/{key.pk}/").json()
+    assert [(a["annotator"], a["status"]) for a in data["annotations"]] == [("alice", "draft")]
+    assert data["annotations"][0]["labels"] == ["shallow"] * 3 + ["not-covered"] * 2
+    assert data["awaiting"] == ["alice", "bob"]
+    annotate_key(key, bob)
+    assert curator.get(f"/api/review/keys/{key.pk}/").json()["awaiting"] == ["alice"]
+
+
+def test_a_ready_key_awaits_nobody(alice, bob, curator):
+    _, (key,) = assigned_batch([alice, bob])
+    annotate_key(key, alice)
+    annotate_key(key, bob)
+    assert curator.get(f"/api/review/keys/{key.pk}/").json()["awaiting"] == []
+
+
 # --- a key under review -----------------------------------------------------------------
 
 

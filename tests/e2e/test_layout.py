@@ -14,8 +14,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import Key, Study, TriggerPrefix
+from annotate.models import Annotation, Key, KeyFlag, Pattern, Study, TriggerPrefix
+from tests.e2e.conftest import log_in
 from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
+    assert_controls_reachable,
+    assert_no_horizontal_overflow,
     open_first_key,
     patient_expect,
     select_rows_with_keyboard,
@@ -26,6 +29,8 @@ from tests.factories import (
     AssignmentFactory,
     BatchFactory,
     PatternFactory,
+    UserFactory,
+    annotate_key,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -218,3 +223,163 @@ def test_a_key_opens_at_the_top_with_the_composer_on_screen(page, alice, size):
     assert page.evaluate("window.scrollY") == 0
     assert_in_viewport(page, composer(page), "composer")
     assert_in_viewport(page, submit(page), "Submit")
+
+
+# --- the review screens: the queue and the adjudication screen --------------------------
+#
+# carol reviews EXAMPLE_KEY as the example study's two annotators left it: their names
+# are alike but for their last letter, and the key's prefixes run up to 164 characters.
+
+REVIEWERS = ("example-annotator-1", "example-annotator-2")
+
+
+def review_key_for_carol() -> Key:
+    """EXAMPLE_KEY, assigned to both REVIEWERS and submitted by both with the example's
+    patterns, flagged by the first."""
+    first, second = (UserFactory(username=name) for name in REVIEWERS)
+    key = example_key_for(first)
+    Annotation.objects.filter(key=key).delete()
+    AssignmentFactory(batch=key.batches.get(), annotator=second)
+    record = next(
+        r
+        for r in map(json.loads, EXAMPLE.read_text(encoding="utf-8").splitlines())
+        if "key" in r and (r["key"]["layer"], r["key"]["index"]) == EXAMPLE_KEY
+    )
+    users = {user.username: user for user in (first, second)}
+    for annotation in record["annotations"]:
+        patterns = annotation["patterns"]
+        made = annotate_key(
+            key, users[annotation["annotator"]], [(p["kind"], p["prefix_ranks"]) for p in patterns]
+        )
+        for order, pattern in enumerate(patterns):
+            Pattern.objects.filter(annotation=made, order=order).update(
+                description=pattern["description"]
+            )
+    KeyFlag.objects.create(key=key, annotator=first, reason="unclear", note="which sense?")
+    return key
+
+
+def open_review(page, size: tuple[int, int], path: str) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    log_in(page, "carol", PASSWORD)
+    expect(page.get_by_test_id("review-link")).to_be_visible()
+    page.goto(path)
+
+
+def assert_table_cells_labelled(table) -> None:
+    """Every data cell of ``table`` is read with its column's name: the head row is shown,
+    or (a narrow screen, rows as cards) the cell writes its column's name before it."""
+    problems = table.evaluate(
+        """(table) => {
+            const heads = [...table.tHead.rows[0].cells].map((th) => th.textContent.trim());
+            const style = getComputedStyle(table.tHead);
+            if (style.display !== 'none' && table.tHead.getClientRects().length) return [];
+            const problems = [];
+            for (const row of table.tBodies[0].rows) {
+                [...row.cells].forEach((cell, column) => {
+                    if (cell.tagName === 'TH') return;  // the row's own name
+                    const before = getComputedStyle(cell, '::before').content;
+                    if (!before.includes(heads[column])) {
+                        problems.push(`${heads[column]}: ${before}`);
+                    }
+                });
+            }
+            return problems;
+        }"""
+    )
+    assert problems == [], problems
+
+
+_BROKEN_WORDS = """(root) => {
+    const broken = [];
+    for (const text of root.querySelectorAll('.prefix-text')) {
+        const walker = document.createTreeWalker(text, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const match of node.data.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(node, match.index);
+                range.setEnd(node, match.index + match[0].length);
+                const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+                if (lines.size > 1) broken.push(match[0]);
+            }
+        }
+    }
+    return broken;
+}"""
+
+
+@pytest.mark.parametrize("size", [PHONE, LAPTOP, WIDE], ids=["390", "1024", "1440"])
+def test_the_review_queue_and_the_study_list_read_at_every_width(page, carol, size):
+    key = review_key_for_carol()
+    open_review(page, size, "/manage/review")
+    studies = page.get_by_test_id("review-studies")
+    expect(studies).to_be_visible()
+    assert_no_horizontal_overflow(page)
+    assert_table_cells_labelled(studies)
+    assert_controls_reachable(page)
+
+    page.goto(f"/manage/studies/{key.study_id}/review")
+    queue = page.get_by_test_id("review-queue")
+    expect(queue.get_by_test_id("queue-row")).to_have_count(1)
+    assert_no_horizontal_overflow(page)
+    assert_table_cells_labelled(queue)
+    assert_controls_reachable(page)
+
+
+@pytest.mark.parametrize("size", [PHONE, LAPTOP, WIDE], ids=["390", "1024", "1440"])
+def test_the_adjudication_screen_reads_at_every_width(page, carol, tmp_path, size):
+    key = review_key_for_carol()
+    open_review(page, size, f"/manage/review/keys/{key.pk}")
+    rows = page.get_by_test_id("review-row")
+    expect(rows).to_have_count(25)
+    screenshot(page, tmp_path, f"review-{size[0]}", readme=False)
+    assert_no_horizontal_overflow(page)
+
+    # The text gets a real column, and no word is cut mid-letter.
+    for index in range(25):
+        body = box(rows.nth(index).locator(".prefix-body"))
+        assert body["width"] >= 200, (index, body)
+    grid = page.get_by_test_id("review-grid")
+    assert grid.evaluate(_BROKEN_WORDS) == []
+    if size == PHONE:  # the walkthrough measured a 17,042 px page
+        assert box(grid)["height"] < 25 * 0.2 * size[1], box(grid)
+
+    # Every row: the coefficient's bar, the next token, a label per column named in full.
+    expect(grid.locator(".coef-bar")).to_have_count(25)
+    expect(grid.get_by_test_id("next-token")).to_have_count(25)
+    expect(rows.nth(0).get_by_test_id("next-token")).to_have_text("Next token: →␣there")
+    for name in REVIEWERS:
+        cells = grid.locator(f'[data-testid="label-cell"][data-who="{name}"]')
+        expect(cells).to_have_count(25)
+        expect(cells.first).to_contain_text(f"{name}: ")
+
+    # Two names alike but for their last letter are told apart: the head's columns differ
+    # and are not clipped, and the legend (and each head's title) names them in full.
+    heads = page.get_by_test_id("label-head")
+    expect(heads).to_have_count(3)
+    shown = [head.inner_text().strip() for head in heads.all()]
+    assert len(set(shown)) == 3, shown
+    for head in heads.all():
+        assert head.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), head.inner_text()
+    legend = page.get_by_test_id("annotator-legend")
+    for letter, name in zip("AB", REVIEWERS, strict=True):
+        expect(legend).to_contain_text(f"{letter} {name}")
+        expect(heads.filter(has_text=letter).first).to_have_attribute("title", f"{letter}: {name}")
+
+    # The gold beside the grid where there is room, right after it where there is not; the
+    # keyboard goes from the grid to the gold either way.
+    gold, grid_box = box(page.get_by_test_id("gold-column")), box(grid)
+    annotators = box(page.get_by_test_id("annotator-column").first)
+    if size == PHONE:
+        assert gold["y"] >= grid_box["y"] + grid_box["height"], (gold, grid_box)
+        assert annotators["y"] >= gold["y"] + gold["height"], (annotators, gold)
+    else:
+        assert gold["x"] >= grid_box["x"] + grid_box["width"], (gold, grid_box)
+        assert gold["y"] < grid_box["y"] + grid_box["height"], (gold, grid_box)
+    grid.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate(
+        "() => !!document.activeElement.closest('[data-testid=\"gold-column\"]')"
+    ), "Tab from the grid goes to the gold"
+
+    assert_controls_reachable(page)

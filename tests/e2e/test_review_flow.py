@@ -6,7 +6,7 @@ gold source, empty before, now draws that key's layer from it.
 
 With ``FFKV_SCREENSHOTS=<folder>`` the adjudication screen (a 1440×900 window, both
 patterns adopted, before saving) is written there as ``review-1440.png``: the whole page,
-since the gold's patterns sit below the fold at 900 px; a 64-colour palette, as
+since the annotators' patterns sit below the fold at 900 px; a 64-colour palette, as
 tests/e2e/test_layout.py writes the README's screenshots.
 """
 

@@ -53,3 +53,28 @@ def test_a_curator_adjudicates_a_key_end_to_end(page, alice, bob):
     (pattern,) = gold.patterns.all()
     assert pattern.description == "numbers, edited"
     assert pattern.source_pattern_id is not None
+
+
+def test_a_pattern_in_the_gold_cannot_be_adopted_again_but_can_be_edited_into_another(
+    page, alice, bob, carol
+):
+    _, (key,) = assigned_batch([alice, bob], n_prefixes=10)
+    mine = annotate_key(key, alice, [("shallow", [1, 2, 3])])
+    mine.patterns.update(description="digits")
+    annotate_key(key, bob, [("semantic", [1, 2, 3, 4])])
+    log_in(page, "carol", PASSWORD)
+    expect(page.get_by_test_id("review-link")).to_be_visible()
+    page.goto(f"/manage/review/keys/{key.pk}")
+    adopt = page.get_by_role("button", name="Adopt alice’s pattern “digits”")
+    edit_then_adopt = page.get_by_role(
+        "button", name="Edit alice’s pattern “digits”, then adopt it"
+    )
+    expect(edit_then_adopt).to_be_enabled()
+    adopt.click()
+    expect(page.get_by_test_id("gold-pattern")).to_contain_text("adopted from alice")
+    card = page.get_by_test_id("annotator-pattern").filter(has_text="digits")
+    expect(card).to_contain_text("Already in the gold.")
+    expect(adopt).to_be_disabled()
+    expect(edit_then_adopt).to_be_enabled()
+    expect(page.get_by_test_id("save-state")).to_have_text("Saved")
+    assert GoldAnnotation.objects.get(key=key).patterns.count() == 1

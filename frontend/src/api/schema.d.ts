@@ -645,7 +645,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The key, its prefixes, every annotator's (non-check) work with its labels, the gold annotation (null: none yet), the annotators' flags, and the keys before and after it in the unreviewed queue. */
+        /** @description The key, its prefixes, every annotator's (non-check) work with its labels (drafts too, marked by their status), the gold annotation (null: none yet), the annotators' flags, who the key still waits for, and the keys before and after it in the unreviewed queue. */
         get: operations["review_keys_retrieve"];
         put?: never;
         post?: never;
@@ -760,7 +760,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The keys ready for review (or curated, or both), most disagreement first, then by layer and index. */
+        /** @description The keys ready for review (status unreviewed, the default), curated (with submitted gold), flagged by an annotator (ready or not), or all of these; most disagreement first, then by layer and index. */
         get: operations["review_studies_queue_retrieve"];
         put?: never;
         post?: never;
@@ -2062,6 +2062,8 @@ export interface components {
             annotations: components["schemas"]["ReviewAnnotation"][];
             gold: components["schemas"]["Gold"] | null;
             flags: components["schemas"]["ReviewKeyFlag"][];
+            /** @description Annotators the key waits for: assigned and not submitted, or with a draft. Empty once the key is ready for review. */
+            awaiting: string[];
             neighbours: components["schemas"]["ReviewNeighbours"];
         };
         ReviewKeyFlag: {
@@ -2121,6 +2123,8 @@ export interface components {
             gold_status: (components["schemas"]["AnnotationStatusEnum"] | components["schemas"]["NullEnum"]) | null;
             is_check: boolean;
             flags: components["schemas"]["ReviewFlag"][];
+            /** @description Every annotator of the key has submitted (a flagged key may not have). */
+            ready: boolean;
         };
         ReviewStudy: {
             id: number;
@@ -4793,9 +4797,10 @@ export interface operations {
                 /**
                  * @description * `unreviewed` - unreviewed
                  *     * `curated` - curated
+                 *     * `flagged` - flagged
                  *     * `all` - all
                  */
-                status?: "unreviewed" | "curated" | "all";
+                status?: "unreviewed" | "curated" | "flagged" | "all";
             };
             header?: never;
             path: {

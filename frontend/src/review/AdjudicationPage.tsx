@@ -8,7 +8,7 @@ import {
   useRef,
   useState,
 } from 'react';
-import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
+import type { CSSProperties, KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router-dom';
 
@@ -18,6 +18,7 @@ import type { ReviewAnnotation, ReviewPattern } from '../api/review';
 import type { AnnotationState, PatternKind, PrefixLabelValue } from '../api/types';
 import { Loading } from '../components/Loading';
 import palette from '../pages/manage/report/figure2Palette.json';
+import { Coefficient } from '../workspace/Coefficient';
 import { addBlockers } from '../workspace/composer';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import type { KeyAction } from '../workspace/keymap';
@@ -40,6 +41,7 @@ import { FlagList } from './FlagList';
 import { REVIEW_KEYMAP, type ReviewAction } from './reviewKeymap';
 import { goldState, useReviewQueue, withPendingSources } from './reviewQueue';
 import type { GoldDisplayPattern, GoldState } from './reviewQueue';
+import { visibleToken } from './visibleToken';
 
 const COLOURS = palette as Record<PrefixLabelValue, string>;
 /** Dark text where the palette's colour is light, white where it is dark. */
@@ -75,6 +77,31 @@ const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null, s
 
 function rowId(rank: number): string {
   return `review-prefix-${rank}`;
+}
+
+/** An annotator column's letter: A … Z, then AA, AB … (the legend gives each its name). */
+export function columnLetter(index: number): string {
+  let letters = '';
+  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) {
+    letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters;
+  }
+  return letters;
+}
+
+/** The token after the prefix, as the workspace shows it, in its visible form. */
+function NextToken({ token }: { token: string | null }) {
+  const { t } = useTranslation();
+  return (
+    <span className="next-token" title={t('workspace.nextToken')} data-testid="next-token">
+      <span className="visually-hidden">{t('workspace.nextToken')}: </span>
+      {'→'}
+      {token === null ? (
+        <span className="token unknown">{t('workspace.nextTokenUnknown')}</span>
+      ) : (
+        <span className="token">{visibleToken(token)}</span>
+      )}
+    </span>
+  );
 }
 
 function LabelCell({ label, who }: { label: PrefixLabelValue; who: string }) {
@@ -147,6 +174,11 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     [display, pending, detail],
   );
   const goldLabels = useMemo(() => deriveLabels(ranks, goldPatterns), [ranks, goldPatterns]);
+  // The annotator patterns in the gold (pending adoptions too): not adopted twice.
+  const adoptedIds = useMemo(
+    () => new Set(goldPatterns.map((pattern) => pattern.source_pattern_id)),
+    [goldPatterns],
+  );
   const submitted = display?.status === 'submitted';
   const goldStatus =
     display?.status === 'submitted' || display?.status === 'draft' ? display.status : 'none';
@@ -317,7 +349,14 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         switch (action) {
           case 'adopt': {
             const pattern = focusedPattern(target);
-            if (pattern) adoptPattern(pattern);
+            if (pattern && adoptedIds.has(pattern.id))
+              setNotice({
+                kind: 'rejected',
+                text: t('review.alreadyAdopted'),
+                changes: [],
+                place: 'top',
+              });
+            else if (pattern) adoptPattern(pattern);
             else
               setNotice({
                 kind: 'rejected',
@@ -375,11 +414,15 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const cursorRank = prefixes[selection.cursor]?.rank;
   // KeyboardHelp lists REVIEW_KEYMAP's entries only, so every action it asks about is one.
   const describeAction = (action: KeyAction) => t(`review.help.${action as ReviewAction}`);
-  // One label column per annotator and one for the gold, the same in the head and the rows.
-  const columns = {
-    gridTemplateColumns: `2rem minmax(0, 1fr) repeat(${annotations.length + 1}, 3.5rem) 1.25rem`,
-  };
-  const adoptedIds = new Set(goldPatterns.map((pattern) => pattern.source_pattern_id));
+  // One label column per annotator and one for the gold, the same in the head and the rows
+  // (styles.css sizes them from this count).
+  const columns = { '--label-columns': annotations.length + 1 } as CSSProperties;
+  const max = Math.max(0, ...prefixes.map((prefix) => prefix.coefficient));
+  const letters = annotations.map((_, column) => columnLetter(column));
+  const statusOf = new Map(annotations.map((annotation) => [annotation.annotator, annotation]));
+  const awaiting = detail.awaiting.map((name) =>
+    statusOf.has(name) ? t('review.nameDraft', { name }) : t('review.nameNotStarted', { name }),
+  );
 
   return (
     // eslint-disable-next-line jsx-a11y/no-noninteractive-element-interactions
@@ -438,148 +481,136 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
 
       <WorkspaceNotice notice={notice} at="top" onDismiss={() => setNotice(null)} />
 
-      {flags.length > 0 && (
-        <section className="card" data-testid="key-flags">
-          <h2>{t('review.flags')}</h2>
-          <FlagList flags={flags} />
-        </section>
+      {awaiting.length > 0 && (
+        <p className="notice" data-testid="awaiting">
+          {t('review.awaiting', { names: awaiting.join(t('review.listSeparator')) })}
+        </p>
       )}
 
-      {key.value_top_tokens && key.value_top_tokens.length > 0 && (
-        <ValueTokens tokens={key.value_top_tokens} />
-      )}
-
-      <div className="review-grid-head" aria-hidden="true" style={columns}>
-        <span className="rank">#</span>
-        <span className="prefix-body">{t('workspace.prefixes')}</span>
-        {annotations.map((annotation) => (
-          <span key={annotation.id} className="label-head">
-            {annotation.annotator}
-          </span>
-        ))}
-        <span className="label-head">{t('review.gold')}</span>
-      </div>
-      <div
-        ref={listRef}
-        className="prefix-list review-grid"
-        {...prefixListboxProps(
-          t('workspace.prefixes'),
-          cursorRank === undefined ? undefined : rowId(cursorRank),
-          submitted,
-        )}
-        data-testid="review-grid"
-      >
-        {prefixes.map((prefix, index) => {
-          const selected = selection.selected.has(prefix.rank);
-          const labels = annotations.map(
-            (annotation) => annotation.labels[index] ?? ('not-covered' as PrefixLabelValue),
-          );
-          const disagree = new Set(labels).size > 1;
-          return (
-            <div
-              key={prefix.rank}
-              {...prefixOptionProps(rowId(prefix.rank), selected, index, dispatch)}
-              data-testid="review-row"
-              data-rank={prefix.rank}
-              data-disagree={disagree}
-              className={[
-                'prefix-row',
-                'review-row',
-                selected ? 'selected' : '',
-                index === selection.cursor ? 'cursor' : '',
-                disagree ? 'disagree' : '',
-              ].join(' ')}
-              style={columns}
-            >
-              <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
-                {prefix.rank}
-              </span>
-              <span className="prefix-body">
-                <PrefixText prefix={prefix} isCausal={key.study.is_causal} />
-              </span>
-              {annotations.map((annotation, column) => (
-                <LabelCell key={annotation.id} label={labels[column]!} who={annotation.annotator} />
-              ))}
-              <LabelCell
-                label={goldLabels.get(prefix.rank) ?? 'not-covered'}
-                who={t('review.gold')}
-              />
-              {disagree && (
-                <span
-                  className="disagree-mark"
-                  data-testid="disagree-mark"
-                  title={t('review.disagree')}
-                >
-                  ≠<span className="visually-hidden">{t('review.disagree')}</span>
-                </span>
-              )}
-            </div>
-          );
-        })}
-      </div>
-
-      <div className="review-columns">
-        {annotations.map((annotation) => (
-          <section
-            key={annotation.id}
-            className="card annotator-column"
-            data-testid="annotator-column"
-            data-annotator={annotation.annotator}
-          >
-            <h2>{annotation.annotator}</h2>
-            <p className="muted">{t(`status.${annotation.status as 'draft' | 'submitted'}`)}</p>
-            {annotation.note && <p className="annotator-note">{annotation.note}</p>}
-            {annotation.patterns.length === 0 ? (
-              <p className="muted">{t('review.noPatterns')}</p>
-            ) : (
-              <ul className="pattern-cards">
-                {annotation.patterns.map((pattern) => (
-                  <li
-                    key={pattern.id}
-                    // The card takes focus so that `a` adopts it.
-                    // eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex
-                    tabIndex={0}
-                    className="pattern-card"
-                    data-adopt-id={pattern.id}
-                    data-testid="annotator-pattern"
-                  >
-                    <p>{pattern.description}</p>
-                    <p className="muted">
-                      {t(`labels.${pattern.kind}`)} ·{' '}
-                      {t('review.ranks', { ranks: pattern.prefix_ranks.join(', ') })}
-                    </p>
-                    {adoptedIds.has(pattern.id) && (
-                      <p className="muted">{t('review.alreadyAdopted')}</p>
-                    )}
-                    <div className="composer-actions">
-                      <button
-                        type="button"
-                        disabled={submitted}
-                        aria-keyshortcuts={characterKeys ? 'a' : undefined}
-                        onClick={() => adoptPattern(pattern)}
-                        aria-label={t('review.adoptNamed', {
-                          annotator: annotation.annotator,
-                          description: pattern.description,
-                        })}
-                      >
-                        {t('review.adopt')}
-                      </button>
-                      <button
-                        type="button"
-                        disabled={submitted}
-                        onClick={() => editThenAdopt(annotation, pattern)}
-                      >
-                        {t('review.editThenAdopt')}
-                      </button>
-                    </div>
-                  </li>
-                ))}
-              </ul>
-            )}
+      <div className="review-context">
+        {flags.length > 0 && (
+          <section className="card" data-testid="key-flags">
+            <h2>{t('review.flags')}</h2>
+            <FlagList flags={flags} />
           </section>
-        ))}
+        )}
+        {key.value_top_tokens && key.value_top_tokens.length > 0 && (
+          <ValueTokens tokens={key.value_top_tokens} />
+        )}
+      </div>
 
-        <section className="card gold-column" data-testid="gold-column">
+      <div className="review-layout">
+        <div className="review-main review-grid-wrap" style={columns}>
+          <ul
+            className="column-legend"
+            aria-label={t('review.columns')}
+            data-testid="annotator-legend"
+          >
+            {annotations.map((annotation, column) => (
+              <li key={annotation.id}>
+                <span className="column-letter">{letters[column]}</span>{' '}
+                {annotation.status === 'submitted'
+                  ? annotation.annotator
+                  : t('review.nameDraft', { name: annotation.annotator })}
+              </li>
+            ))}
+            <li>{t('review.gold')}</li>
+          </ul>
+          <div className="review-grid-head" aria-hidden="true">
+            <span className="rank">#</span>
+            <span className="prefix-body">{t('workspace.prefixes')}</span>
+            <span className="coefficient-head">{t('workspace.coefficient')}</span>
+            <span className="review-labels">
+              {annotations.map((annotation, column) => (
+                <span
+                  key={annotation.id}
+                  className="label-head"
+                  data-testid="label-head"
+                  title={t('review.columnName', {
+                    letter: letters[column],
+                    name: annotation.annotator,
+                  })}
+                >
+                  <span className="column-letter">{letters[column]}</span>
+                  <span className="column-name">{annotation.annotator}</span>
+                </span>
+              ))}
+              <span className="label-head" data-testid="label-head" title={t('review.gold')}>
+                {t('review.gold')}
+              </span>
+              <span className="disagree-slot" />
+            </span>
+          </div>
+          <div
+            ref={listRef}
+            className="prefix-list review-grid"
+            {...prefixListboxProps(
+              t('workspace.prefixes'),
+              cursorRank === undefined ? undefined : rowId(cursorRank),
+              submitted,
+            )}
+            data-testid="review-grid"
+          >
+            {prefixes.map((prefix, index) => {
+              const selected = selection.selected.has(prefix.rank);
+              const labels = annotations.map(
+                (annotation) => annotation.labels[index] ?? ('not-covered' as PrefixLabelValue),
+              );
+              const disagree = new Set(labels).size > 1;
+              return (
+                <div
+                  key={prefix.rank}
+                  {...prefixOptionProps(rowId(prefix.rank), selected, index, dispatch)}
+                  data-testid="review-row"
+                  data-rank={prefix.rank}
+                  data-disagree={disagree}
+                  className={[
+                    'prefix-row',
+                    'review-row',
+                    selected ? 'selected' : '',
+                    index === selection.cursor ? 'cursor' : '',
+                    disagree ? 'disagree' : '',
+                  ].join(' ')}
+                >
+                  <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
+                    {prefix.rank}
+                  </span>
+                  <span className="prefix-body">
+                    <PrefixText prefix={prefix} isCausal={key.study.is_causal} />
+                    <NextToken token={prefix.next_token} />
+                  </span>
+                  <Coefficient coefficient={prefix.coefficient} max={max} />
+                  <span className="review-labels">
+                    {annotations.map((annotation, column) => (
+                      <LabelCell
+                        key={annotation.id}
+                        label={labels[column]!}
+                        who={annotation.annotator}
+                      />
+                    ))}
+                    <LabelCell
+                      label={goldLabels.get(prefix.rank) ?? 'not-covered'}
+                      who={t('review.gold')}
+                    />
+                    {disagree ? (
+                      <span
+                        className="disagree-slot disagree-mark"
+                        data-testid="disagree-mark"
+                        title={t('review.disagree')}
+                      >
+                        ≠<span className="visually-hidden">{t('review.disagree')}</span>
+                      </span>
+                    ) : (
+                      <span className="disagree-slot" />
+                    )}
+                  </span>
+                </div>
+              );
+            })}
+          </div>
+        </div>
+
+        <section className="card gold-column review-side" data-testid="gold-column">
           <h2>{t('review.gold')}</h2>
           {server?.curator && (
             <p className="muted">{t('review.curator', { name: server.curator })}</p>
@@ -703,6 +734,80 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           </div>
           <WorkspaceNotice notice={notice} at="submit" onDismiss={() => setNotice(null)} />
         </section>
+
+        <div className="review-columns">
+          {annotations.map((annotation, column) => (
+            <section
+              key={annotation.id}
+              className="card annotator-column"
+              data-testid="annotator-column"
+              data-annotator={annotation.annotator}
+            >
+              <h2>
+                <span className="column-letter">{letters[column]}</span> {annotation.annotator}
+              </h2>
+              <p className="muted">{t(`status.${annotation.status as 'draft' | 'submitted'}`)}</p>
+              {annotation.note && <p className="annotator-note">{annotation.note}</p>}
+              {annotation.patterns.length === 0 ? (
+                <p className="muted">{t('review.noPatterns')}</p>
+              ) : (
+                <ul className="pattern-cards">
+                  {annotation.patterns.map((pattern) => (
+                    <li
+                      key={pattern.id}
+                      // The card takes focus so that `a` adopts it.
+                      // eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex
+                      tabIndex={0}
+                      className="pattern-card"
+                      data-adopt-id={pattern.id}
+                      data-testid="annotator-pattern"
+                    >
+                      <p>{pattern.description}</p>
+                      <p className="muted">
+                        {t(`labels.${pattern.kind}`)} ·{' '}
+                        {t('review.ranks', { ranks: pattern.prefix_ranks.join(', ') })}
+                      </p>
+                      {adoptedIds.has(pattern.id) && (
+                        <p className="muted" id={`adopted-${pattern.id}`}>
+                          {t('review.alreadyAdopted')}
+                        </p>
+                      )}
+                      <div className="composer-actions">
+                        <button
+                          type="button"
+                          // Adopted once is enough; "Edit, then adopt" can still make a variant.
+                          disabled={submitted || adoptedIds.has(pattern.id)}
+                          aria-describedby={
+                            adoptedIds.has(pattern.id) ? `adopted-${pattern.id}` : undefined
+                          }
+                          aria-keyshortcuts={characterKeys ? 'a' : undefined}
+                          onClick={() => adoptPattern(pattern)}
+                          aria-label={t('review.adoptNamed', {
+                            annotator: annotation.annotator,
+                            description: pattern.description,
+                          })}
+                        >
+                          {t('review.adopt')}
+                        </button>
+                        <button
+                          type="button"
+                          disabled={submitted}
+                          onClick={() => editThenAdopt(annotation, pattern)}
+                          aria-label={t('review.editThenAdoptNamed', {
+                            annotator: annotation.annotator,
+                            description: pattern.description,
+                          })}
+                        >
+                          {t('review.editThenAdopt')}
+                        </button>
+                      </div>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </section>
+          ))}
+        </div>
       </div>
       {helpOpen && (
         <KeyboardHelp

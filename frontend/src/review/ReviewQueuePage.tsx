@@ -10,7 +10,7 @@ import { FlagList } from './FlagList';
 import { reviewStudiesQueryKey } from './ReviewStudiesPage';
 
 export const QUEUE_PAGE_SIZE = 50;
-const STATUSES: readonly ReviewQueueStatus[] = ['unreviewed', 'curated', 'all'];
+const STATUSES: readonly ReviewQueueStatus[] = ['unreviewed', 'curated', 'flagged', 'all'];
 
 function positiveInt(value: string | null): number | null {
   const number = Number(value);
@@ -20,7 +20,8 @@ function positiveInt(value: string | null): number | null {
 /**
  * A study's review queue: ready keys, most disagreed-on first (the server's order), with
  * their flags and gold status. The filters live in the address (?layer=&batch=&status=
- * &offset=), so a filtered queue can be reloaded and shared.
+ * &offset=), so a filtered queue can be reloaded and shared. Status "flagged" lists every
+ * flagged key, whether or not its annotators have all submitted (such a key says so).
  */
 export function ReviewQueuePage() {
   const { t } = useTranslation();
@@ -121,7 +122,7 @@ export function ReviewQueuePage() {
           {t('review.queueEmpty')}
         </p>
       ) : (
-        <table className="assignments" data-testid="review-queue">
+        <table className="assignments review-table" data-testid="review-queue">
           <thead>
             <tr>
               <th scope="col">{t('review.key')}</th>
@@ -145,11 +146,23 @@ export function ReviewQueuePage() {
                       <span className="status-badge">{t('review.checkKey')}</span>
                     </>
                   )}
+                  {!row.ready && (
+                    <>
+                      {' '}
+                      <span className="status-badge status-draft" data-testid="not-ready">
+                        {t('review.notReady')}
+                      </span>
+                    </>
+                  )}
                 </th>
-                <td>{row.annotators.join(', ')}</td>
-                <td data-testid="disagreement">{Math.round(row.disagreement * 100)}%</td>
-                <td>{row.alpha === null ? '—' : row.alpha.toFixed(2)}</td>
-                <td>
+                <td data-label={t('review.annotators')}>{row.annotators.join(', ')}</td>
+                <td data-label={t('review.disagreement')} data-testid="disagreement">
+                  {Math.round(row.disagreement * 100)}%
+                </td>
+                <td data-label={t('review.alpha')}>
+                  {row.alpha === null ? '—' : row.alpha.toFixed(2)}
+                </td>
+                <td data-label={t('review.gold')}>
                   <span
                     className={`status-badge status-${row.gold_status ?? 'new'}`}
                     data-testid="gold-status"
@@ -157,7 +170,7 @@ export function ReviewQueuePage() {
                     {t(`review.goldStatus.${row.gold_status ?? 'none'}`)}
                   </span>
                 </td>
-                <td>
+                <td data-label={t('review.flags')}>
                   {row.flags.length > 0 && <FlagList flags={row.flags} testId="queue-flags" />}
                 </td>
               </tr>

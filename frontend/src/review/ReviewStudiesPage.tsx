@@ -27,7 +27,7 @@ export function ReviewStudiesPage() {
       {studies.length === 0 ? (
         <p className="muted">{t('review.noStudies')}</p>
       ) : (
-        <table className="assignments" data-testid="review-studies">
+        <table className="assignments review-table" data-testid="review-studies">
           <thead>
             <tr>
               <th scope="col">{t('manage.study')}</th>
@@ -49,10 +49,24 @@ export function ReviewStudiesPage() {
                     </>
                   )}
                 </th>
-                <td>{study.keys}</td>
-                <td>{study.ready}</td>
-                <td>{study.curated}</td>
-                <td>{study.flagged}</td>
+                <td data-label={t('manage.keys')}>{study.keys}</td>
+                <td data-label={t('review.ready')}>{study.ready}</td>
+                <td data-label={t('review.curated')}>{study.curated}</td>
+                <td data-label={t('review.flagged')}>
+                  {study.flagged > 0 ? (
+                    <Link
+                      to={`/manage/studies/${study.id}/review?status=flagged`}
+                      aria-label={t('review.flaggedLink', {
+                        count: study.flagged,
+                        study: study.name,
+                      })}
+                    >
+                      {study.flagged}
+                    </Link>
+                  ) : (
+                    study.flagged
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -48,6 +48,7 @@ function makeQueue(overrides: Partial<ReviewQueuePage> = {}): ReviewQueuePage {
         gold_status: 'draft',
         is_check: false,
         flags: [{ annotator: 'bob', reason: 'unclear', note: 'the trigger is odd' }],
+        ready: true,
       },
       {
         key_id: 10,
@@ -59,6 +60,7 @@ function makeQueue(overrides: Partial<ReviewQueuePage> = {}): ReviewQueuePage {
         gold_status: null,
         is_check: false,
         flags: [],
+        ready: true,
       },
     ],
     ...overrides,
@@ -131,6 +133,7 @@ function makeDetail(overrides: Partial<ReviewKeyDetail> = {}): ReviewKeyDetail {
     ],
     gold: null,
     flags: [],
+    awaiting: [],
     neighbours: { previous_key_id: 9, next_key_id: 11 },
     ...overrides,
   };
@@ -288,6 +291,90 @@ describe('the review queue', () => {
   });
 });
 
+describe('flagged keys', () => {
+  /** Key 12, flagged by alice, which neither she nor bob has submitted. */
+  const FLAGGED = makeQueue({
+    count: 1,
+    results: [
+      {
+        key_id: 12,
+        layer: 2,
+        index: 8,
+        annotators: [],
+        disagreement: 0,
+        alpha: null,
+        gold_status: null,
+        is_check: false,
+        flags: [{ annotator: 'alice', reason: 'tokenization', note: 'split word' }],
+        ready: false,
+      },
+    ],
+  });
+
+  it('lists flagged keys under Flagged, ready or not, with their flags', async () => {
+    const asked: string[] = [];
+    mockApi({
+      'GET /api/review/studies/': () => json(200, STUDIES),
+      [`GET ${QUEUE_URL}`]: () => json(200, makeQueue()),
+      'GET /api/review/studies/7/queue/?status=flagged&offset=0&limit=50': () => {
+        asked.push('flagged');
+        return json(200, FLAGGED);
+      },
+    });
+    const user = userEvent.setup();
+    renderApp({ path: '/manage/studies/7/review', user: dora });
+    await waitFor(() => expect(screen.getAllByTestId('queue-row')).toHaveLength(2));
+    await user.selectOptions(screen.getByLabelText('Status'), 'Flagged');
+    await waitFor(() => expect(screen.getAllByTestId('queue-row')).toHaveLength(1));
+    expect(asked).toEqual(['flagged']);
+    const row = screen.getByTestId('queue-row');
+    expect(within(row).getByTestId('queue-flags')).toHaveTextContent(
+      'alice: tokenization problem — split word',
+    );
+    expect(within(row).getByTestId('not-ready')).toHaveTextContent(
+      'not every annotator has submitted',
+    );
+    expect(within(row).getByRole('link', { name: 'Layer 2 · key 8' })).toHaveAttribute(
+      'href',
+      '/manage/review/keys/12',
+    );
+    // A ready key says nothing of the kind.
+    expect(screen.getByLabelText('Status')).toHaveValue('flagged');
+  });
+
+  it('links the study list’s flagged count to the Flagged filter', async () => {
+    mockApi({ 'GET /api/review/studies/': () => json(200, STUDIES) });
+    renderApp({ path: '/manage/review', user: dora });
+    const link = await screen.findByRole('link', { name: '2 flagged keys of demo' });
+    expect(link).toHaveAttribute('href', '/manage/studies/7/review?status=flagged');
+  });
+
+  it('says who a key not every annotator has submitted waits for, and shows the drafts', async () => {
+    const detail = makeDetail({
+      annotations: [{ ...makeDetail().annotations[0]!, status: 'draft', submitted_at: null }],
+      awaiting: ['alice', 'bob'],
+      flags: [
+        {
+          annotator: 'alice',
+          reason: 'tokenization',
+          note: 'split word',
+          created_at: '2025-03-01T09:30:00Z',
+        },
+      ],
+    });
+    mockApi({ 'GET /api/review/keys/10/': () => json(200, detail) });
+    renderApp({ path: KEY_PATH, user: dora });
+    const notice = await screen.findByTestId('awaiting');
+    expect(notice).toHaveTextContent(
+      'Not every annotator has submitted this key: waiting for alice (draft), bob (not started).',
+    );
+    expect(screen.getByTestId('key-flags')).toHaveTextContent('alice: tokenization problem');
+    expect(screen.getByTestId('annotator-legend')).toHaveTextContent('A alice (draft)');
+    // Blind toward annotators as ever; the curator may adopt from a draft.
+    expect(screen.getByRole('button', { name: 'Adopt alice’s pattern “numbers”' })).toBeEnabled();
+  });
+});
+
 describe('the adjudication screen', () => {
   it("shows each annotator's label per prefix, in colour and in letters, and marks disagreement", async () => {
     mockApi({ 'GET /api/review/keys/10/': () => json(200, makeDetail()) });
@@ -441,8 +528,9 @@ describe('the adjudication screen', () => {
       },
     });
     const user = openKey();
-    const bob = await screen.findAllByTestId('annotator-pattern');
-    await user.click(within(bob[1]!).getByRole('button', { name: 'Edit, then adopt' }));
+    await user.click(
+      await screen.findByRole('button', { name: 'Edit bob’s pattern “quantities”, then adopt it' }),
+    );
     expect(screen.getByTestId('adopting')).toHaveTextContent('Adopting bob’s pattern');
     expect(selectedRanks()).toEqual([1, 3, 5]);
     const description = screen.getByLabelText('Pattern description');
@@ -600,6 +688,82 @@ describe('the adjudication screen', () => {
     await user.click(screen.getByLabelText(/Check key/));
     await waitFor(() => expect(sent).toEqual([{ version: 0, is_check: true }]));
     expect(screen.getByLabelText(/Check key/)).toBeChecked();
+  });
+
+  it('shows each prefix’s coefficient bar and its next token in a visible form', async () => {
+    const prefixes = [
+      makePrefix(1, { coefficient: 4, next_token: ' fog' }),
+      makePrefix(2, { coefficient: 2, next_token: '\n' }),
+      makePrefix(3, { coefficient: 1, next_token: '<0xCE>' }),
+      makePrefix(4, { coefficient: -0.5, next_token: null }),
+      makePrefix(5, { coefficient: 0, next_token: 'a\tb' }),
+    ];
+    mockApi({ 'GET /api/review/keys/10/': () => json(200, makeDetail({ prefixes })) });
+    renderApp({ path: KEY_PATH, user: dora });
+    await screen.findByTestId('review-grid');
+    const next = rows().map((row) => within(row).getByTestId('next-token').textContent);
+    expect(next).toEqual([
+      'Next token: →␣fog',
+      'Next token: →⏎',
+      'Next token: →⟨0xCE⟩',
+      'Next token: →unknown (sentence cut here)',
+      'Next token: →a⟨0x09⟩b',
+    ]);
+    const fills = rows().map((row) => (row.querySelector('.coef-fill') as HTMLElement).style.width);
+    expect(fills).toEqual(['100%', '50%', '25%', '0%', '0%']);
+    expect(within(rows()[0]!).getByTestId('coefficient')).toHaveTextContent('4');
+    expect(rows()[3]!.querySelector('.coefficient')).toHaveClass('inactive');
+  });
+
+  it('letters the annotators’ columns, with their full names in the legend and the header', async () => {
+    const [first, second] = makeDetail().annotations;
+    const detail = makeDetail({
+      annotations: [
+        { ...first!, annotator: 'example-annotator-1' },
+        { ...second!, annotator: 'example-annotator-2', status: 'draft' },
+      ],
+    });
+    mockApi({ 'GET /api/review/keys/10/': () => json(200, detail) });
+    renderApp({ path: KEY_PATH, user: dora });
+    const legend = await screen.findByTestId('annotator-legend');
+    expect(
+      within(legend)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual(['A example-annotator-1', 'B example-annotator-2 (draft)', 'Gold']);
+    const heads = screen.getAllByTestId('label-head');
+    expect(heads.map((head) => head.getAttribute('title'))).toEqual([
+      'A: example-annotator-1',
+      'B: example-annotator-2',
+      'Gold',
+    ]);
+    expect(heads.map((head) => head.textContent)).toEqual([
+      'Aexample-annotator-1',
+      'Bexample-annotator-2',
+      'Gold',
+    ]);
+    // Each cell names its annotator in full.
+    expect(cells(rows()[0]!)[1]).toBe(
+      'example-annotator-2=semantic:SEexample-annotator-2: semantic',
+    );
+  });
+
+  it('disables Adopt for a pattern already in the gold, and `a` says so', async () => {
+    const gold = makeGold({ version: 2, patterns: [adoptedFromAlice()] });
+    mockApi({ 'GET /api/review/keys/10/': () => json(200, makeDetail({ gold })) });
+    const user = openKey();
+    const alices = await screen.findByRole('button', { name: 'Adopt alice’s pattern “numbers”' });
+    expect(alices).toBeDisabled();
+    expect(alices).toHaveAccessibleDescription('Already in the gold.');
+    expect(screen.getByRole('button', { name: 'Adopt bob’s pattern “quantities”' })).toBeEnabled();
+    // Editing it into a new gold pattern stays possible.
+    expect(
+      screen.getByRole('button', { name: 'Edit alice’s pattern “numbers”, then adopt it' }),
+    ).toBeEnabled();
+    within(screen.getAllByTestId('annotator-column')[0]!).getByTestId('annotator-pattern').focus();
+    await user.keyboard('a');
+    expect(await screen.findByTestId('notice')).toHaveTextContent('Already in the gold.');
+    expect(screen.getAllByTestId('gold-pattern')).toHaveLength(1);
   });
 
   it('replays gold writes left from an earlier visit, on any page', async () => {

@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 
 import type { PrefixLabelValue, TriggerPrefix } from '../api/types';
 import type { DisplayPattern } from './labels';
-import { exactNumber, formatCoefficient } from './numbers';
+import { Coefficient } from './Coefficient';
 import { prefixListboxProps, prefixOptionProps } from './prefixListbox';
 import { PrefixText } from './PrefixText';
 import type { SelectionAction, SelectionState } from './selection';
@@ -27,7 +27,7 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
   { prefixes, isCausal, selection, dispatch, patterns, labels, readOnly },
   ref,
 ) {
-  const { t, i18n } = useTranslation();
+  const { t } = useTranslation();
   const max = Math.max(0, ...prefixes.map((prefix) => prefix.coefficient));
   const cursorRank = prefixes[selection.cursor]?.rank;
 
@@ -56,7 +56,6 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
         const selected = selection.selected.has(prefix.rank);
         const covering = patterns.filter((pattern) => pattern.prefix_ranks.includes(prefix.rank));
         const label = labels.get(prefix.rank) ?? 'not-covered';
-        const share = max > 0 ? Math.max(0, prefix.coefficient / max) : 0;
         return (
           <div
             key={prefix.rank}
@@ -84,22 +83,7 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
                 )}
               </span>
             </span>
-            <span
-              className={`coefficient${prefix.coefficient > 0 ? '' : ' inactive'}`}
-              title={t(
-                prefix.coefficient > 0
-                  ? 'workspace.coefficientValue'
-                  : 'workspace.coefficientInactive',
-                { value: exactNumber(prefix.coefficient) },
-              )}
-            >
-              <span className="coef-bar" aria-hidden="true">
-                <span className="coef-fill" style={{ width: `${share * 100}%` }} />
-              </span>
-              <span className="coef-value" data-testid="coefficient">
-                {formatCoefficient(prefix.coefficient, i18n.language)}
-              </span>
-            </span>
+            <Coefficient coefficient={prefix.coefficient} max={max} />
             <span className="row-labels" data-testid="prefix-label" data-label={label}>
               {covering.length === 0 ? (
                 <span className="not-covered">{t('labels.not-covered')}</span>
