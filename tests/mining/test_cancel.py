@@ -190,3 +190,21 @@ def test_a_failure_after_the_cancel_leaves_the_run_cancelled(config):
     services.mining_run_fail(run=run, error="the model folder went away")
     row = _row(run)
     assert (row["status"], row["error"]) == (MiningRun.Status.CANCELLED, "Cancelled by an admin.")
+
+
+def test_the_store_build_stops_between_chunks_and_leaves_nothing(tmp_path, tiny_gpt2_dir):
+    from mining.core import build_store, load_model
+
+    tokenizer = load_model(str(tiny_gpt2_dir)).tokenizer
+    asked: list[int] = []
+
+    def should_stop() -> bool:
+        asked.append(1)
+        return len(asked) > 1  # the second chunk
+
+    sentences = (f"Sentence number {i}." for i in range(5000))
+    with pytest.raises(MiningStopped, match="stopped after 1000 sentences"):
+        build_store(
+            sentences, tokenizer, tmp_path / "store", chunk_size=1000, should_stop=should_stop
+        )
+    assert not (tmp_path / "store").exists() and not (tmp_path / "store.partial").exists()
