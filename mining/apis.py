@@ -16,6 +16,7 @@ from annotate.api_errors import ErrorCode, error_response
 from annotate.apis.common import ErrorSerializer, ValidationErrorSerializer
 from annotate.permissions import IsAdmin
 from mining.core import MineConfig, MiningError
+from mining.core.errors import DatasetRefused
 
 from . import services, sources
 from .models import MiningRun
@@ -129,6 +130,8 @@ class MiningRunListCreateApi(APIView):
         def validate_corpus(self, value: str) -> str:
             try:
                 sources.check_corpus(value)
+            except DatasetRefused as exc:  # an hf: name that is no Hub dataset nor folder
+                raise serializers.ValidationError(str(exc), code=exc.code) from exc
             except MiningError as exc:
                 raise serializers.ValidationError(str(exc)) from exc
             return value

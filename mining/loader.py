@@ -10,7 +10,7 @@ from django.db import transaction
 from annotate.db import analyze
 from annotate.models import Key, Study, TriggerPrefix
 from mining.core.config import MineConfig
-from mining.core.errors import MiningError
+from mining.core.errors import MiningError, MiningStopped
 
 from .models import MiningRun
 
@@ -37,10 +37,15 @@ def study_load(
 
     A rerun (the merge task delivered twice, or retried after a crash) finds the study
     already loaded for this run and writes nothing; unique constraints guard the rest.
+    The run's row stays locked until the caller's transaction ends: a run that is no
+    longer merging (cancelled) is refused here, and a cancel waits for the load.
     """
     run = MiningRun.objects.select_for_update().get(pk=run.pk)
     if run.study_id is not None:
         return Study.objects.get(pk=run.study_id)
+    if run.status != MiningRun.Status.MERGING or run.cancel_requested:
+        # Cancelled (or failed) since the merge began: no study, whatever was computed.
+        raise MiningStopped(f"run {run.pk} is {run.status}: its study is not loaded")
     if Study.objects.filter(name=run.study_name).exists():
         raise MiningError(STUDY_EXISTS.format(name=run.study_name))
     study = Study.objects.create(

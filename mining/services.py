@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from annotate.models import Study
 from mining.core.config import MineConfig
-from mining.core.errors import MiningError
+from mining.core.errors import MiningError, MiningStopped
 
 from .loader import STUDY_EXISTS, study_load
 from .models import MiningRun, MiningShard
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 STUDY_NAME_REQUIRED = "A study name is required."
 RUN_ACTIVE = "A mining run for study {name!r} is already under way."
 CANCELLED = "Cancelled by {user}."
+STOPPED = "run {run} is {status}{cancelled}: {what} stopped"
 PERTURB_TOP_N = 50  # the paper's §3.2 uses each key's top-50 trigger prefixes
 PROGRESS_EVERY_S = 1.0  # how often a shard writes its progress row
 CANCEL_CHECK_EVERY_S = 2.0
@@ -48,9 +49,15 @@ STALE_RUN = (
     "no worker heartbeat for {seconds} s: its work was queued again {requeues} times "
     "without a worker taking it up (FFKV_RUN_STALE_AFTER_S={stale_after})"
 )
+STALE_CANCEL = (
+    "the cancel was asked for and no worker gave a sign of life for {seconds} s after it "
+    "(FFKV_RUN_STALE_AFTER_S={stale_after}): the run ended as cancelled"
+)
 # The states in which some worker holds the run; a queued run waits for a free worker
 # (its prepare message sits in the broker), which is not a stale run.
 WORKING = (MiningRun.Status.PREPARING, MiningRun.Status.MINING, MiningRun.Status.MERGING)
+# The states a run can still be cancelled from: all until the study's load commits.
+ACTIVE = (MiningRun.Status.QUEUED, *WORKING)
 
 _CONFIG_FIELDS = {f.name for f in dataclasses.fields(MineConfig)}
 Progress = Callable[[int, int], None]
@@ -226,21 +233,41 @@ def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
     from mining.core import CorpusStore, build_corpus_store, resolve_keys, shard_ranges
 
     now = timezone.now()
-    MiningRun.objects.filter(pk=run.pk).update(
+    # Conditional: a cancel that came after the task read the run (or while the engine
+    # was being imported above) is never overwritten.
+    started = _alive(run, MiningRun.Status.QUEUED, MiningRun.Status.PREPARING).update(
         status=MiningRun.Status.PREPARING, started_at=now, heartbeat_at=now, requeues=0
     )
+    if not started:
+        current = MiningRun.objects.get(pk=run.pk)
+        if current.cancel_requested or current.finished:
+            raise MiningStopped(_stopped(current, "prepare"))
+        return list(current.shards.order_by("index"))  # prepared already: nothing to do
+    stop = _stop_unless(run, MiningRun.Status.PREPARING, "prepare")
     config = mining_config(run)
     loaded = model_for(config)
     resolve_keys(config, loaded.n_layers, loaded.d_ff)  # bad keys fail before any work
     loaded.check_coefficient(config.coefficient)  # and "pre" on a gated family
+    stop()
     _claim_run_dir(run)
     store_path = Path(config.store_dir or "")
     if (store_path / "meta.json").is_file():
         store = CorpusStore.open(store_path)
     else:
-        store = build_corpus_store(config, loaded, str(store_path), corpus_roots())
+        store = build_corpus_store(
+            config,
+            loaded,
+            str(store_path),
+            corpus_roots(),
+            should_stop=_throttled(
+                CANCEL_CHECK_EVERY_S, lambda: not _still(run, MiningRun.Status.PREPARING)
+            ),
+        )
     ranges = shard_ranges(len(store), int(run.params.get("n_shards", 1)), config)
     with transaction.atomic():
+        locked = MiningRun.objects.select_for_update().get(pk=run.pk)
+        if locked.status != MiningRun.Status.PREPARING or locked.cancel_requested:
+            raise MiningStopped(_stopped(locked, "prepare"))
         for index, (start, end) in enumerate(ranges):
             MiningShard.objects.get_or_create(
                 run=run,
@@ -255,7 +282,31 @@ def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
             tokens_total=store.n_tokens,
             sentences_truncated=int(store.meta.get("n_truncated", 0)),
         )
-    return list(run.shards.order_by("index"))
+    return list(MiningShard.objects.filter(run_id=run.pk).order_by("index"))
+
+
+def _alive(run: MiningRun, *statuses: str) -> Any:
+    """The run's row, if it is in one of ``statuses`` and no cancel was asked for."""
+    return MiningRun.objects.filter(pk=run.pk, status__in=statuses, cancel_requested=False)
+
+
+def _still(run: MiningRun, status: str) -> bool:
+    return bool(_alive(run, status).exists())
+
+
+def _stopped(run: MiningRun, what: str) -> str:
+    cancelled = ", cancel asked for" if run.cancel_requested else ""
+    return STOPPED.format(run=run.pk, status=run.status, cancelled=cancelled, what=what)
+
+
+def _stop_unless(run: MiningRun, status: str, what: str) -> Callable[[], None]:
+    """A check between steps: MiningStopped once the run left ``status`` (cancelled)."""
+
+    def check() -> None:
+        if not _still(run, status):
+            raise MiningStopped(_stopped(MiningRun.objects.get(pk=run.pk), what))
+
+    return check
 
 
 def _throttled(every_s: float, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -279,42 +330,58 @@ def mining_shard_mine(
     Returns True when this call completed the last shard of its run, so that the caller
     starts the merge (exactly one caller sees True). ``worker`` names the process on the
     shard's row (default: this host and pid); the run's heartbeat goes with progress.
+    A shard of a run that is not mining returns False at once; one whose run is
+    cancelled (before it starts, or while it mines) raises MiningStopped, and from the
+    cancel on its row is never written again: not claimed, no progress, never done.
     """
     from mining.core import CorpusStore, mine_range
 
-    run = shard.run
+    run = MiningRun.objects.get(pk=shard.run_id)  # as it is now, not as the task read it
+    if run.cancel_requested:
+        raise MiningStopped(_stopped(run, f"shard {shard.index}"))
     if run.status != MiningRun.Status.MINING:
-        return False  # cancelled or failed meanwhile, or already merged
+        return False  # failed meanwhile, or already merged
     check_run_dir(run)
     config = mining_config(run)
     loaded = model_for(config)
     store = CorpusStore.open(config.store_dir or "")
-    MiningShard.objects.filter(pk=shard.pk).update(
-        status=MiningShard.Status.RUNNING,
-        attempts=shard.attempts + 1,
-        worker=(worker or this_worker())[:300],
-    )
+    if not _shard_claim(shard, worker or this_worker()):
+        return False  # done already (a message delivered twice)
     mining_run_heartbeat(run_id=run.pk)
     started = time.monotonic()
+    cancelled = [False]
 
     def write_progress(sentences: int, tokens: int) -> None:
         elapsed = max(time.monotonic() - started, 1e-6)
-        MiningShard.objects.filter(pk=shard.pk).update(
-            sentences_done=sentences, tokens_done=tokens, tokens_per_second=tokens / elapsed
-        )
+        with transaction.atomic():
+            # The run's row locked against a cancel: a write is either before the cancel
+            # commits or not at all.
+            if not _lock_alive(run, MiningRun.Status.MINING):
+                cancelled[0] = True
+                return
+            MiningShard.objects.filter(pk=shard.pk).update(
+                sentences_done=sentences, tokens_done=tokens, tokens_per_second=tokens / elapsed
+            )
 
     throttled_write = _throttled(PROGRESS_EVERY_S, write_progress)
     # A sign of life per group of batches, not per batch: one more UPDATE every few s.
     throttled_beat = _throttled(heartbeat_every_s(), lambda: mining_run_heartbeat(run_id=run.pk))
 
     def on_progress(sentences: int, tokens: int) -> None:
-        throttled_write(sentences, tokens)
-        throttled_beat()
+        if not cancelled[0]:
+            throttled_write(sentences, tokens)
+            throttled_beat()
         if progress is not None:
             progress(sentences, tokens)
 
-    def cancelled() -> bool:
-        return MiningRun.objects.filter(pk=run.pk, cancel_requested=True).exists()
+    check_cancel = _throttled(
+        CANCEL_CHECK_EVERY_S, lambda: not _still(run, MiningRun.Status.MINING)
+    )
+
+    def should_stop() -> bool:
+        if not cancelled[0] and check_cancel():
+            cancelled[0] = True
+        return cancelled[0]
 
     partial = mine_range(
         loaded,
@@ -324,25 +391,55 @@ def mining_shard_mine(
         shard.end,
         checkpoint_path=shard_path(shard),
         progress=on_progress,
-        should_stop=_throttled(CANCEL_CHECK_EVERY_S, cancelled),
+        should_stop=should_stop,
     )
     with transaction.atomic():
+        locked = MiningRun.objects.select_for_update().get(pk=run.pk)
+        if locked.cancel_requested:
+            raise MiningStopped(_stopped(locked, f"shard {shard.index}"))
+        if locked.status != MiningRun.Status.MINING:
+            return False
         MiningShard.objects.filter(pk=shard.pk).update(
             status=MiningShard.Status.DONE,
             sentences_done=shard.end - shard.start,
             tokens_done=int(partial.meta["tokens_done"]),
         )
-        locked = MiningRun.objects.select_for_update().get(pk=run.pk)
         pending = locked.shards.exclude(status=MiningShard.Status.DONE).exists()
-        if pending or locked.status != MiningRun.Status.MINING:
-            if locked.status == MiningRun.Status.MINING:
-                mining_run_heartbeat(run_id=run.pk)
+        if pending:
+            mining_run_heartbeat(run_id=run.pk)
             return False
         locked.status = MiningRun.Status.MERGING
         locked.heartbeat_at = locked.mining_finished_at = timezone.now()
         locked.requeues = 0
         locked.save(update_fields=["status", "heartbeat_at", "mining_finished_at", "requeues"])
         return True
+
+
+def _lock_alive(run: MiningRun, status: str) -> bool:
+    """Inside a transaction: lock the run's row if it is in ``status`` and not cancelled.
+    A cancel (an UPDATE of that row) then waits for this transaction, and one that came
+    first is seen here."""
+    return _alive(run, status).select_for_update(no_key=True).values_list("pk").first() is not None
+
+
+@transaction.atomic
+def _shard_claim(shard: MiningShard, worker: str) -> bool:
+    """Mark the shard running, only while its run is mining and not cancelled (checked
+    under the run's row lock, so that a cancel is either before the claim or after it).
+    False for a shard that is done already or a run no longer mining; MiningStopped for a
+    cancelled run."""
+    locked = MiningRun.objects.select_for_update().get(pk=shard.run_id)
+    if locked.cancel_requested:
+        raise MiningStopped(_stopped(locked, f"shard {shard.index}"))
+    if locked.status != MiningRun.Status.MINING:
+        return False
+    current = MiningShard.objects.select_for_update().get(pk=shard.pk)
+    if current.status == MiningShard.Status.DONE:
+        return False
+    MiningShard.objects.filter(pk=shard.pk).update(
+        status=MiningShard.Status.RUNNING, attempts=F("attempts") + 1, worker=worker[:300]
+    )
+    return True
 
 
 def mining_run_merge(*, run: MiningRun) -> Study:
@@ -364,6 +461,8 @@ def mining_run_merge(*, run: MiningRun) -> Study:
     run.refresh_from_db()
     if run.study_id is not None:
         return Study.objects.get(pk=run.study_id)
+    stop = _stop_unless(run, MiningRun.Status.MERGING, "merge")
+    stop()  # cancelled (or failed) before the merge began
     check_run_dir(run)
     mining_run_heartbeat(run_id=run.pk)
     config = mining_config(run)
@@ -381,6 +480,7 @@ def mining_run_merge(*, run: MiningRun) -> Study:
         value_top_n=config.value_top_n,
         batch_size=config.batch_size,
     )
+    stop()
     perturbation: dict[tuple[int, int], dict[str, float | None]] = {}
     if run.params.get("perturb"):
         # §3.2 / Figure 3: remove the first, last or a random token of each of the key's
@@ -388,19 +488,25 @@ def mining_run_merge(*, run: MiningRun) -> Study:
         top_n = min(PERTURB_TOP_N, config.keep_k)
         for item in perturb(loaded, store, merged, keys, top_n=top_n, seed=config.seed):
             perturbation[(item.layer, item.index)] = {k: item.mean(k) for k in PERTURB_KINDS}
-    study = study_load(
-        run=run,
-        config=config,
-        model=model_info(loaded),
-        results=results,
-        hist_edges=list(HIST_EDGES),
-        perturbation=perturbation,
-        value_agreement=value_agreement(loaded, store, merged),
-        definitions=mining_definitions(loaded, config),
-    )
-    MiningRun.objects.filter(pk=run.pk).update(
-        status=MiningRun.Status.DONE, finished_at=timezone.now()
-    )
+    agreement = value_agreement(loaded, store, merged)
+    stop()
+    # The last point at which a cancel wins: study_load locks the run's row and refuses
+    # one that is no longer merging; from then on a cancel waits for this transaction,
+    # which ends with the run done, and finds nothing to cancel.
+    with transaction.atomic():
+        study = study_load(
+            run=run,
+            config=config,
+            model=model_info(loaded),
+            results=results,
+            hist_edges=list(HIST_EDGES),
+            perturbation=perturbation,
+            value_agreement=agreement,
+            definitions=mining_definitions(loaded, config),
+        )
+        MiningRun.objects.filter(pk=run.pk).update(
+            status=MiningRun.Status.DONE, finished_at=timezone.now()
+        )
     for shard in shards:  # the store stays: perturbation and re-scoring read it later
         shard_path(shard).unlink(missing_ok=True)
     return study
@@ -419,7 +525,7 @@ def stale_check_every_s() -> float:
 
 def mining_run_heartbeat(*, run_id: int, now: datetime | None = None) -> None:
     """A worker is at work on the run: record it, and forget earlier re-queues."""
-    MiningRun.objects.filter(pk=run_id, status__in=WORKING).update(
+    MiningRun.objects.filter(pk=run_id, status__in=WORKING, cancel_requested=False).update(
         heartbeat_at=now or timezone.now(), requeues=0
     )
 
@@ -450,8 +556,22 @@ def mining_run_claim_stale(*, now: datetime | None = None) -> list[StaleRun]:
     now = now or timezone.now()
     window = timedelta(seconds=settings.RUN_STALE_AFTER_S)
     claimed: list[StaleRun] = []
-    for run in MiningRun.objects.filter(status__in=WORKING, cancel_requested=False):
+    for run in MiningRun.objects.filter(status__in=WORKING):
         last = _last_sign_of_life(run)
+        if run.cancel_requested:
+            # Left "cancelling" (by a version that let a worker overwrite the cancel): it
+            # is never sent again, and ends as cancelled once the window has passed.
+            if last <= now - window:
+                reason = STALE_CANCEL.format(
+                    seconds=int((now - last).total_seconds()),
+                    stale_after=settings.RUN_STALE_AFTER_S,
+                )
+                MiningRun.objects.filter(pk=run.pk, status=run.status).update(
+                    status=MiningRun.Status.CANCELLED,
+                    error=f"{run.error} {reason}".strip(),
+                    finished_at=now,
+                )
+            continue
         if last > now - window * (run.requeues + 1):
             continue
         unchanged = MiningRun.objects.filter(
@@ -476,22 +596,33 @@ def mining_run_claim_stale(*, now: datetime | None = None) -> list[StaleRun]:
 
 
 def mining_run_fail(*, run: MiningRun, error: str) -> None:
-    MiningRun.objects.filter(pk=run.pk).exclude(status=MiningRun.Status.DONE).update(
+    """Fail a run that is still under way; a run done, failed or cancelled stays so."""
+    MiningRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
         status=MiningRun.Status.FAILED, error=error, finished_at=timezone.now()
     )
 
 
-def mining_run_cancel(*, run: MiningRun, user: Any = None) -> None:
-    """Ask the shards to stop at their next check; a run not yet mining stops at once."""
-    MiningRun.objects.filter(pk=run.pk).update(cancel_requested=True)
-    MiningRun.objects.filter(
-        pk=run.pk,
-        status__in=[MiningRun.Status.QUEUED, MiningRun.Status.PREPARING, MiningRun.Status.MINING],
-    ).update(
-        status=MiningRun.Status.CANCELLED,
-        error=CANCELLED.format(user=getattr(user, "username", "an admin")),
-        finished_at=timezone.now(),
-    )
+def mining_run_cancel(*, run: MiningRun, user: Any = None) -> str | None:
+    """Cancel a run that is under way, at once, whatever its state; returns the state it
+    was in, or None where it was over already (a run done stays done).
+
+    Every worker's change of the run is conditional on the state it expects, so none
+    can undo this: the prepare makes no shards, shards are not claimed and write no
+    progress (those under way stop at their next check), the merge loads no study.
+    Once the study's load has begun (it locks this row) the cancel waits for it and
+    finds the run done. The work folder is kept, as for a failed run.
+    """
+    with transaction.atomic():
+        locked = MiningRun.objects.select_for_update().filter(pk=run.pk).first()
+        if locked is None or locked.status not in ACTIVE:
+            return None
+        MiningRun.objects.filter(pk=run.pk).update(
+            cancel_requested=True,
+            status=MiningRun.Status.CANCELLED,
+            error=CANCELLED.format(user=getattr(user, "username", "an admin")),
+            finished_at=timezone.now(),
+        )
+        return str(locked.status)
 
 
 def mining_run_discard_files(*, run: MiningRun) -> None:

@@ -69,11 +69,14 @@ def _fail(run_id: int, error: str) -> None:
 @shared_task(name="mining.prepare_run", bind=True, max_retries=5)
 def prepare_run(self, run_id: int) -> None:
     run = MiningRun.objects.filter(pk=run_id).first()
-    if run is None or run.finished or run.cancel_requested:
-        return
+    if run is None or run.status not in (MiningRun.Status.QUEUED, MiningRun.Status.PREPARING):
+        return  # cancelled, failed, or prepared already (a message delivered twice)
     try:
         with _heartbeat_while(run_id):
             shards = services.mining_run_prepare(run=run)
+    except MiningStopped as exc:
+        logger.info("run %s not prepared: %s", run_id, exc)
+        return
     except MiningError as exc:
         _fail(run_id, str(exc))
         return
@@ -94,8 +97,8 @@ def mine_shard(self, shard_id: int) -> None:
         hostname = self.request.hostname
         worker = f"{hostname} pid {os.getpid()}" if hostname else None
         merge_now = services.mining_shard_mine(shard=shard, worker=worker)
-    except MiningStopped:
-        logger.info("shard %s stopped: run %s cancelled", shard_id, shard.run_id)
+    except MiningStopped as exc:
+        logger.info("shard %s stopped: %s", shard_id, exc)
         return
     except MiningError as exc:
         _fail(shard.run_id, str(exc))
@@ -114,6 +117,8 @@ def merge_run(self, run_id: int) -> None:
     try:
         with _heartbeat_while(run_id):
             services.mining_run_merge(run=run)
+    except MiningStopped as exc:
+        logger.info("run %s not merged: %s", run_id, exc)
     except MiningError as exc:
         _fail(run_id, str(exc))
     except DatabaseError as exc:

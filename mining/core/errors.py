@@ -9,6 +9,14 @@ class MiningError(Exception):
     """A bad input or an impossible request: the message says which and why."""
 
 
+class DatasetRefused(MiningError):
+    """An ``hf:`` dataset name that is neither a Hub dataset nor a local folder (a file
+    loader of the datasets library, an unknown bare name); ``code`` is stable, for the
+    API's field error."""
+
+    code = "hf_dataset_refused"
+
+
 class MiningStopped(Exception):
     """``should_stop`` asked a shard to stop; its checkpoint (if any) was saved."""
 

@@ -77,10 +77,15 @@ def corpus_unk_token(loaded: LoadedModel) -> str | None:
 
 
 def build_corpus_store(
-    cfg: MineConfig, loaded: LoadedModel, path: str, corpus_roots: Roots | None = None
+    cfg: MineConfig,
+    loaded: LoadedModel,
+    path: str,
+    corpus_roots: Roots | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> CorpusStore:
     """Tokenize the corpus into a store at ``path``. With ``corpus_roots``, a local corpus
-    must resolve inside them (checked where the file is opened)."""
+    must resolve inside them (checked where the file is opened); ``should_stop`` is asked
+    between chunks (then ``MiningStopped``, nothing left at ``path``)."""
     sentences = iter_sentences(
         cfg.corpus,
         cfg.sentences,
@@ -89,7 +94,12 @@ def build_corpus_store(
         roots=corpus_roots,
     )
     return build_store(
-        sentences, loaded.tokenizer, path, max_tokens=cfg.max_tokens, tokenizer_name=cfg.model
+        sentences,
+        loaded.tokenizer,
+        path,
+        max_tokens=cfg.max_tokens,
+        tokenizer_name=cfg.model,
+        should_stop=should_stop,
     )
 
 

@@ -34,13 +34,13 @@ import itertools
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import MiningError
+from .errors import MiningError, MiningStopped
 
 META = "meta.json"
 END_OF_SENTENCE_ID = -1  # the next token after a sentence's last real token
@@ -93,11 +93,13 @@ def build_store(
     max_tokens: int = 128,
     tokenizer_name: str = "",
     chunk_size: int = 1024,
+    should_stop: Callable[[], bool] | None = None,
 ) -> CorpusStore:
     """Tokenize ``sentences`` into a store at ``path`` with bounded memory.
 
     Writes into ``<path>.partial`` and renames at the end, so a failed build leaves
-    nothing half-written at ``path``.
+    nothing half-written at ``path``. ``should_stop()`` is asked before each chunk:
+    True raises ``MiningStopped``, and the partial folder is removed.
     """
     if max_tokens < 2:
         raise MiningError("max_tokens must be at least 2")
@@ -123,6 +125,8 @@ def build_store(
             f_toff.write(np.zeros(1, np.int64).tobytes())
             iterator = iter(sentences)
             while chunk := list(itertools.islice(iterator, chunk_size)):
+                if should_stop is not None and should_stop():
+                    raise MiningStopped(f"stopped after {n_sentences} sentences of the store")
                 enc = tokenizer(
                     chunk,
                     add_special_tokens=True,

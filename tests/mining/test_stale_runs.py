@@ -183,3 +183,30 @@ def test_a_shard_beats_while_it_mines_and_names_its_worker(tiny_gpt2_dir, tiny_c
     assert run.heartbeat_at > before
     assert shard.status == MiningShard.Status.DONE
     assert shard.worker == services.this_worker()
+
+
+def test_a_run_left_cancelling_past_the_stale_window_ends_cancelled_with_the_reason(sent):
+    # "mining · cancelling": a cancel that a worker overwrote (as an older version let
+    # it), the worker then stopped. Nothing is sent again; it ends once the window passed.
+    now = timezone.now()
+    stuck = _run("mining", STALE_S + 1, now, cancel_requested=True, error="Cancelled by carol.")
+    recent = _run("merging", STALE_S - 1, now, cancel_requested=True)
+
+    assert tasks.requeue_stale_runs(now=now) == []
+
+    stuck.refresh_from_db()
+    recent.refresh_from_db()
+    assert stuck.status == MiningRun.Status.CANCELLED and stuck.finished_at == now
+    assert stuck.error == "Cancelled by carol. " + services.STALE_CANCEL.format(
+        seconds=STALE_S + 1, stale_after=STALE_S
+    )
+    assert "no worker gave a sign of life for 601 s after it" in stuck.error
+    assert (recent.status, recent.finished_at) == ("merging", None)
+    assert not any(call.called for call in sent.values())
+    # A worker still at work on it cannot keep it alive: its heartbeat is not recorded.
+    services.mining_run_heartbeat(run_id=recent.pk, now=now)
+    recent.refresh_from_db()
+    assert recent.heartbeat_at == now - timedelta(seconds=STALE_S - 1)
+    assert tasks.requeue_stale_runs(now=now + timedelta(seconds=2)) == []
+    recent.refresh_from_db()
+    assert recent.status == MiningRun.Status.CANCELLED
