@@ -20,7 +20,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..checks import check_serve
 from ..limits import MAX_DESCRIPTION, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
 from ..models import Annotation, Key, KeyFlag, Pattern, TriggerPrefix
 from ..permissions import IsAnnotator
@@ -330,21 +329,10 @@ class NextKeyApi(AnnotatorApi):
             assignment_get_for_annotator(assignment_id=assignment_id, user=request.user) is None
         ):
             raise exceptions.NotFound(NOT_FOUND)
+        # Check keys (annotate.checks) are keys of their assignment: served in its order.
         next_key = key_next_for_annotator(user=request.user, assignment_id=assignment_id)
         if next_key is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        # A check key (annotate.checks), unannounced: reported under the assignment
-        # being worked, in the same shape as any key. In a study that serves checks, one
-        # served and not yet submitted comes first; else the slot may draw a new one.
-        check_key_id = check_serve(
-            study_id=next_key.study_id,
-            study_seed=next_key.study_seed,
-            rate=next_key.check_rate,
-            user_id=cast(int, request.user.pk),
-            assignment_id=next_key.assignment_id,
-        )
-        if check_key_id is not None:
-            return Response({"key_id": check_key_id, "assignment_id": next_key.assignment_id})
         return Response(self.OutputSerializer(next_key).data)
 
 
