@@ -752,6 +752,7 @@ def annotation_state(
         "status": annotation.status,
         "note": annotation.note,
         "version": annotation.version,
+        "active_seconds": annotation.active_seconds,
         "patterns": [
             {
                 "id": pattern.id,
@@ -891,20 +892,21 @@ def _annotation_create(
     return annotation
 
 
-# The most active time one annotation can record (30 days): a client's total above it is
-# refused (400), not stored.
+# The most active time one annotation can record (30 days, 2,592,000 s): a client's total
+# above it is refused (400), not stored.
 MAX_ACTIVE_SECONDS = 30 * 24 * 3600.0
+ACTIVE_SECONDS_OUT_OF_RANGE = f"Active time must be 0 to {MAX_ACTIVE_SECONDS:.0f} seconds."
 
 
-def annotation_active_time_record(*, annotation: Annotation, seconds: float) -> None:
-    """Record the annotator's active time on the annotation: the largest total it has
-    been sent (one UPDATE, so two requests in flight cannot lower it, and a retried one
-    cannot count twice). Not a change of the annotation: no version, no audit record."""
+def _active_total(annotation: Annotation, seconds: float | None) -> float:
+    """The annotation's active time once a write that carries ``seconds`` (the
+    workspace's running total; None: none sent) is made: the largest total it has been
+    sent, so that a retried or reordered write cannot lower it or count twice."""
+    if seconds is None:
+        return annotation.active_seconds
     if not 0.0 <= seconds <= MAX_ACTIVE_SECONDS:
-        raise ServiceError(f"Active time must be 0 to {MAX_ACTIVE_SECONDS:g} seconds.")
-    Annotation.objects.filter(pk=annotation.pk, active_seconds__lt=seconds).update(
-        active_seconds=seconds
-    )
+        raise ServiceError(ACTIVE_SECONDS_OUT_OF_RANGE)
+    return max(annotation.active_seconds, seconds)
 
 
 @transaction.atomic
@@ -914,20 +916,33 @@ def annotation_save(
     actor: User,
     note: str,
     version: int,
+    active_seconds: float | None = None,
     guideline_version: GuidelineStamp = KEEP,
 ) -> Annotation:
-    """Save the note (autosave). Saving the note it already has is a no-op, so a retried
-    request that already went through answers with the current state instead of 409."""
+    """Save the note (autosave) and the active time it carries, as one versioned write
+    with its audit record.
+
+    A save that changes nothing (the note it has, no more active time than recorded) is
+    a no-op, so a retried request that already went through answers with the current
+    state instead of 409. A save of the same note with more active time is a write like
+    any (the workspace sends one when the annotator leaves a draft). A submitted
+    annotation's active time is final: a save that would change only that is a no-op
+    too, and one that changes its note is refused (409) as before.
+    """
     if len(note) > NOTE_MAX_LENGTH:
         raise ServiceError(NOTE_TOO_LONG.format(n=NOTE_MAX_LENGTH), code="note_too_long")
     annotation = _lock(annotation)
-    if annotation.note == note:
+    seconds = _active_total(annotation, active_seconds)
+    if annotation.note == note and (
+        seconds == annotation.active_seconds or annotation.status == Annotation.Status.SUBMITTED
+    ):
         return annotation
     _check_writable(annotation, version)
     patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.note = note
-    _bump(annotation, "note", guideline_version=guideline_version)
+    annotation.active_seconds = seconds
+    _bump(annotation, "note", "active_seconds", guideline_version=guideline_version)
     _record(annotation, actor, AnnotationEvent.Action.SAVE, before, patterns)
     return annotation
 
@@ -1084,15 +1099,23 @@ def pattern_delete(
 
 @transaction.atomic
 def annotation_submit(
-    *, annotation: Annotation, actor: User, version: int, guideline_version: GuidelineStamp = KEEP
+    *,
+    annotation: Annotation,
+    actor: User,
+    version: int,
+    active_seconds: float | None = None,
+    guideline_version: GuidelineStamp = KEEP,
 ) -> Annotation:
-    """Mark the annotation submitted.
+    """Mark the annotation submitted, with the final active time it carries (kept as in
+    ``annotation_save``), in one versioned write and its audit record.
 
     Zero patterns is allowed: a key whose prefixes share no pattern is a legitimate finding
     (all its prefixes count as not-covered in Figure 2). Submitting a submitted annotation
-    is a no-op, so a retried submit is safe.
+    is a no-op, so a retried submit is safe; a stale one (409) records nothing, its active
+    time included.
     """
     annotation = _lock(annotation)
+    seconds = _active_total(annotation, active_seconds)
     if annotation.status == Annotation.Status.SUBMITTED:
         return annotation
     _check_writable(annotation, version)
@@ -1100,7 +1123,14 @@ def annotation_submit(
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.status = Annotation.Status.SUBMITTED
     annotation.submitted_at = timezone.now()
-    _bump(annotation, "status", "submitted_at", guideline_version=guideline_version)
+    annotation.active_seconds = seconds
+    _bump(
+        annotation,
+        "status",
+        "submitted_at",
+        "active_seconds",
+        guideline_version=guideline_version,
+    )
     _record(annotation, actor, AnnotationEvent.Action.SUBMIT, before, patterns)
     return annotation
 
