@@ -19,7 +19,7 @@ keys given from then on; keys already given stay as they are.
 
 Which: the eligible check keys in an order of the annotator's own (a hash of annotator and
 key), first come first, among those of a layer that the assignment's regular keys have: a
-key of a layer that no other key of the assignment has would tell itself apart. A slot
+key of a layer that no other key of the assignment has would tell itself apart. A slot that
 finds none there draws nothing (no check from another layer is given instead).
 
 Eligible: a study's key whose gold is submitted and marked as a check, never given to the

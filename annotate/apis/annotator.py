@@ -133,10 +133,10 @@ def _write(
     key: Key,
     request: Request,
     write: Callable[[Annotation], Written],
-    annotation_of: Callable[[Written], Annotation] = lambda written: written,  # type: ignore[assignment,return-value]
+    annotation_of: Callable[[Any], Annotation] = lambda written: cast(Annotation, written),
 ) -> Written | None:
     """Run ``write`` (a service) on the user's own annotation of ``key``, a key found
-    through the user's assignments.
+    through the user's assignments; ``annotation_of``: the annotation in what it answers.
 
     At the user's first write to the key there is no annotation yet: the draft (and its
     audit record) is made in the same transaction as the write, so a write that is

@@ -3,6 +3,7 @@ assignment that nothing an annotator reads tells apart (``annotate.checks``)."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
@@ -26,11 +27,14 @@ from annotate.services import (
     assignment_create_with_overlap,
     assignment_extend,
 )
+from reports.exports import export_jsonl
+from reports.imports import study_import
 from tests.conftest import _annotator, client_for
 from tests.factories import (
     AnnotationFactory,
     BatchFactory,
     StudyFactory,
+    annotate_key,
     key_with_prefixes,
 )
 
@@ -471,6 +475,17 @@ def test_a_batch_key_held_as_a_check_is_not_shown_as_held_for_the_batch(alice, b
     # Raising the overlap gives alice's key to bob? No: he holds it (as a check).
     result = assignment_extend(batch=batch, annotators=[], overlap=2)
     assert (result.keys_added, result.keys_short) == (1, 1)
+
+
+def test_an_import_gives_a_check_annotations_key_back_as_a_check_key(alice):
+    study = _study(rate=0.0, name="source")
+    regular, check = _keys(study, [(1, 0), (1, 1)])
+    annotate_key(regular, alice, [("shallow", [1, 2, 3])])
+    Annotation.objects.filter(pk=annotate_key(check, alice, []).pk).update(is_check=True)
+    text = "".join(export_jsonl(study=study))
+    copy = study_import(file=io.BytesIO(text.encode()), study_name="copy", live=True, assign=True)
+    rows = AssignmentKey.objects.filter(assignment__batch__study=copy.study)
+    assert sorted(rows.values_list("key__index", "is_check")) == [(0, False), (1, True)]
 
 
 def test_another_annotator_cannot_open_or_write_someone_elses_check(offered, alice, bob):
