@@ -118,7 +118,9 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 @admin.register(AssignmentKey)
 class AssignmentKeyAdmin(ReadOnlyAdmin):
-    list_display = ["assignment", "key"]
+    # Admins may see which keys are checks; annotators never do.
+    list_display = ["assignment", "key", "is_check"]
+    list_filter = ["is_check"]
     list_select_related = ["assignment__batch__study", "assignment__annotator", "key"]
     raw_id_fields = ["assignment", "key"]
 
@@ -204,6 +206,6 @@ class GuidelineAdmin(ReadOnlyAdmin):
 
 @admin.register(CheckServing)
 class CheckServingAdmin(ReadOnlyAdmin):
-    list_display = ["key", "annotator", "slot", "served_at"]
-    list_select_related = ["key__study", "annotator"]
-    raw_id_fields = ["annotator", "key", "assignment"]
+    list_display = ["key", "annotator", "assignment", "drawn_by", "served_at"]
+    list_select_related = ["key__study", "annotator", "assignment__batch", "drawn_by"]
+    raw_id_fields = ["annotator", "key", "assignment", "drawn_by"]

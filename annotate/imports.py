@@ -305,6 +305,8 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
                 AssignmentKey(
                     assignment=target.assignments[ann.annotator.get_username()],
                     key_id=ann.key_id,
+                    # A check annotation's key comes back as the check key it was.
+                    is_check=ann.is_check,
                 )
                 for ann in ann_objs
             ]

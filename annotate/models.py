@@ -47,8 +47,9 @@ class Study(models.Model):
     # annotator sees them or can write to them, and no batch or assignment can be added.
     # An import makes one unless asked to make a live study (DESIGN §6).
     archived = models.BooleanField(default=False)
-    # Share of an annotator's queue slots that serve a check key (a gold key marked as a
-    # check), chosen deterministically per annotator (``annotate.checks``). 0: none.
+    # Share of the regular keys given to an annotator that each bring one check key (a
+    # gold key marked as a check) into their assignment, drawn deterministically per
+    # annotator when keys are given (``annotate.checks``). 0: none.
     check_rate = models.FloatField(default=0.0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -197,10 +198,15 @@ class Assignment(models.Model):
 
 
 class AssignmentKey(models.Model):
-    """One key of an assignment; always a key of the assignment's batch (services check)."""
+    """One key of an assignment: a key of the assignment's batch (services check), or a
+    check key drawn for the annotator when keys were given (``annotate.checks``)."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="+")
     key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="+")
+    # A check key: listed, counted and served to the annotator like any key of the
+    # assignment, and never marked as a check in anything they read; left out of the
+    # batch's figures (``annotate.selectors``).
+    is_check = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
@@ -236,8 +242,9 @@ class Annotation(models.Model):
     # The study's guideline version in force when the annotation was last written; null
     # where the study has no guidelines (or for an import without the field).
     guideline_version = models.PositiveIntegerField(null=True, blank=True)
-    # Made on a check key served unannounced (``annotate.checks``): it measures the
-    # annotator against gold and is left out of the pooled reports and the progress.
+    # Made on a check key of the annotator's assignment (``annotate.checks``): it measures
+    # the annotator against gold and is left out of the pooled reports and the batch's
+    # figures.
     is_check = models.BooleanField(default=False)
 
     class Meta:
@@ -352,7 +359,8 @@ class GoldAnnotation(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     note = models.TextField(blank=True, max_length=NOTE_MAX_LENGTH)
     version = models.PositiveIntegerField(default=1)
-    # A check key: served unannounced to annotators who have not seen it (``annotate.checks``).
+    # A check key: given unannounced, among their keys, to annotators who have not seen
+    # it (``annotate.checks``).
     is_check = models.BooleanField(default=False)
     curator = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -431,18 +439,23 @@ class GoldPattern(models.Model):
 
 
 class CheckServing(models.Model):
-    """A check key served to an annotator: at most once per annotator and key."""
+    """A check key given to an annotator (as a key of ``assignment``): at most once per
+    annotator and key, and kept when the assignment's row goes (a hand-over), so that the
+    same check is never given to them twice."""
 
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="check_servings"
     )
     key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="check_servings")
-    # The assignment the annotator was working through when it was served.
+    # The assignment it was given in.
     assignment = models.ForeignKey(
         Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # The annotator's queue slot that drew it (``annotate.checks``).
-    slot = models.PositiveIntegerField(default=0)
+    # The regular key given in the same grant whose slot drew it (``annotate.checks``);
+    # null for checks served before they were drawn at grant time.
+    drawn_by = models.ForeignKey(
+        Key, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     served_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

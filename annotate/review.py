@@ -70,9 +70,12 @@ N_LABEL_CODES = 4  # not-covered, shallow, semantic, shallow+semantic
 
 def _ready() -> Q:
     """A key is ready for review when it has a submitted (non-check) annotation, no
-    (non-check) draft, and every annotator it is assigned to has submitted theirs."""
+    (non-check) draft, and every annotator it is assigned to (not as a check) has
+    submitted theirs."""
     work = Annotation.objects.filter(key_id=OuterRef("pk"), is_check=False)
-    assigned_unsubmitted = AssignmentKey.objects.filter(key_id=OuterRef("pk")).exclude(
+    assigned_unsubmitted = AssignmentKey.objects.filter(
+        key_id=OuterRef("pk"), is_check=False
+    ).exclude(
         Exists(
             Annotation.objects.filter(
                 key_id=OuterRef("key_id"),

@@ -34,7 +34,6 @@ from .models import (
     Assignment,
     AssignmentKey,
     Batch,
-    CheckServing,
     GoldAnnotation,
     Guideline,
     GuidelineAcknowledgement,
@@ -263,7 +262,7 @@ def _assigned_to(user: User) -> QuerySet[AssignmentKey]:
 
 def assignment_list_for_annotator(*, user: User) -> QuerySet[Assignment]:
     """The user's assignments (of studies that are not archived) with their number of
-    keys and how many they submitted.
+    keys and how many they submitted, check keys (``annotate.checks``) counted as any key.
 
     One query whatever the number of assignments (two subqueries, no N+1).
     """
@@ -303,8 +302,9 @@ def assignment_get_for_annotator(*, assignment_id: int, user: User) -> Assignmen
 
 
 def key_list_for_assignment(*, assignment: Assignment) -> QuerySet[Key]:
-    """The assignment's keys in (layer, index) order with the annotator's own status
-    (None: not opened, draft, submitted), version and number of patterns. One query."""
+    """The assignment's keys, its check keys among them, in (layer, index) order with the
+    annotator's own status (None: not opened, draft, submitted), version and number of
+    patterns. One query."""
     mine = Annotation.objects.filter(key=OuterRef("pk"), annotator_id=assignment.annotator_id)
     n_patterns = (
         Pattern.objects.filter(
@@ -337,15 +337,12 @@ def key_count_for_assignment(*, assignment: Assignment) -> int:
 class NextKey:
     key_id: int
     assignment_id: int
-    # The key's study and how often it serves check keys (``annotate.checks``).
-    study_id: int = 0
-    study_seed: int = 0
-    check_rate: float = 0.0
 
 
 def key_next_for_annotator(*, user: User, assignment_id: int | None = None) -> NextKey | None:
     """The annotator's next unfinished (not submitted) key: assignments oldest first, then
-    keys in (layer, index) order. Deterministic, one query."""
+    keys in (layer, index) order, check keys among them as any key. Deterministic, one
+    query."""
     submitted = Annotation.objects.filter(
         key_id=OuterRef("key_id"), annotator_id=user.pk, status=Annotation.Status.SUBMITTED
     )
@@ -354,23 +351,19 @@ def key_next_for_annotator(*, user: User, assignment_id: int | None = None) -> N
         rows = rows.filter(assignment_id=assignment_id)
     row = (
         rows.order_by("assignment__created_at", "assignment_id", "key__layer", "key__index")
-        .values_list(
-            "key_id", "assignment_id", "key__study_id", "key__study__seed", "key__study__check_rate"
-        )
+        .values_list("key_id", "assignment_id")
         .first()
     )
     if row is None:
         return None
-    return NextKey(
-        key_id=row[0], assignment_id=row[1], study_id=row[2], study_seed=row[3], check_rate=row[4]
-    )
+    return NextKey(key_id=row[0], assignment_id=row[1])
 
 
 def _assigned_key(*, key_id: int, user: User) -> QuerySet[Key]:
     # A join rather than Exists(): the ORM takes ~1 ms of CPU more to build the subquery
     # (measured), on every annotator request. A key in two of the user's assignments
-    # comes twice; the callers take the first row. A check key served to the user
-    # (``annotate.checks``) is theirs to work on like an assigned one.
+    # comes twice; the callers take the first row. A check key (``annotate.checks``) is
+    # a key of an assignment like any.
     return Key.objects.filter(
         _key_is_users(cast(int, user.pk)), pk=key_id, study__archived=False
     ).order_by()
@@ -384,21 +377,18 @@ def _assigned_key(*, key_id: int, user: User) -> QuerySet[Key]:
 _KEY = Key._meta.db_table
 _ASSIGNMENT = Assignment._meta.db_table
 _ASSIGNMENT_KEY = AssignmentKey._meta.db_table
-_CHECK_SERVING = CheckServing._meta.db_table
 _GUIDELINE = Guideline._meta.db_table
 _GUIDELINE_READ = GuidelineAcknowledgement._meta.db_table
 _KEY_FLAG = KeyFlag._meta.db_table
 
 
 def _key_is_users(user_id: int) -> RawSQL:
-    """The key is in one of the user's assignments, or was served to them as a check."""
+    """The key is in one of the user's assignments (its check keys included)."""
     return RawSQL(
-        f"(EXISTS (SELECT 1 FROM {_ASSIGNMENT_KEY} ak"
+        f"EXISTS (SELECT 1 FROM {_ASSIGNMENT_KEY} ak"
         f" INNER JOIN {_ASSIGNMENT} a ON a.id = ak.assignment_id"
-        f" WHERE ak.key_id = {_KEY}.id AND a.annotator_id = %s)"
-        f" OR EXISTS (SELECT 1 FROM {_CHECK_SERVING} cs"
-        f" WHERE cs.key_id = {_KEY}.id AND cs.annotator_id = %s))",
-        (user_id, user_id),
+        f" WHERE ak.key_id = {_KEY}.id AND a.annotator_id = %s)",
+        (user_id,),
         output_field=BooleanField(),
     )
 
@@ -435,8 +425,8 @@ def key_get_for_write(*, key_id: int, user: User) -> Key | None:
 
 
 def key_get_for_annotator(*, key_id: int, user: User) -> Key | None:
-    """The key, only if it is in one of the user's assignments (or was served to them as
-    a check); None otherwise, whether or not the key exists. One query."""
+    """The key, only if it is in one of the user's assignments; None otherwise, whether or
+    not the key exists. One query."""
     return _assigned_key(key_id=key_id, user=user).only("id", "study_id", "layer", "index").first()
 
 
@@ -609,10 +599,11 @@ def batch_progress(*, batch: Batch) -> dict[str, Any]:
     """Progress of a batch per annotator and per layer. Three queries.
 
     A unit of work is one (annotator, key) pair of the batch's assignments; each is new
-    (not opened), draft or submitted.
+    (not opened), draft or submitted. Check keys of its assignments (``annotate.checks``)
+    are not the batch's keys and count in none of its figures.
     """
     pairs = list(
-        AssignmentKey.objects.filter(assignment__batch=batch).values_list(
+        AssignmentKey.objects.filter(assignment__batch=batch, is_check=False).values_list(
             "assignment__annotator_id", "key_id", "key__layer"
         )
     )
@@ -664,9 +655,10 @@ def batch_progress(*, batch: Batch) -> dict[str, Any]:
 
 
 def annotator_list() -> QuerySet[Any]:
-    """Every annotator (active or not) with their assigned and submitted key counts."""
+    """Every annotator (active or not) with their assigned and submitted key counts, check
+    keys counted in neither (``annotate.checks``)."""
     assigned = (
-        AssignmentKey.objects.filter(assignment__annotator=OuterRef("pk"))
+        AssignmentKey.objects.filter(assignment__annotator=OuterRef("pk"), is_check=False)
         .order_by()
         .values("assignment__annotator")
         .annotate(n=Count("id"))
@@ -712,7 +704,9 @@ def batch_key_page(*, batch: Batch, offset: int, limit: int) -> list[dict[str, A
     """A page of the batch's keys in (layer, index) order, each with its annotators and
     their status (new: not opened; draft; submitted). Two queries per page, whatever its
     size and the number of annotators: the page's keys, then every (annotator, key) pair
-    of the batch's assignments on those keys with the annotation's status beside it."""
+    of the batch's assignments on those keys with the annotation's status beside it. A
+    check key given in one of its assignments is not one of the batch's annotators of that
+    key, even where the key is also a batch key (``annotate.checks``)."""
     keys = list(
         Key.objects.filter(batches=batch)
         .order_by("layer", "index")
@@ -722,7 +716,9 @@ def batch_key_page(*, batch: Batch, offset: int, limit: int) -> list[dict[str, A
         key_id=OuterRef("key_id"), annotator_id=OuterRef("assignment__annotator_id")
     ).values("status")[:1]
     pairs = (
-        AssignmentKey.objects.filter(assignment__batch=batch, key_id__in=[k["id"] for k in keys])
+        AssignmentKey.objects.filter(
+            assignment__batch=batch, key_id__in=[k["id"] for k in keys], is_check=False
+        )
         .annotate(status=Subquery(status))
         .order_by("assignment__annotator__username", "assignment_id")
         .values_list(

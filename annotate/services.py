@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -32,6 +32,7 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
+from .checks import Grant, check_keys_give
 from .models import (
     NOTE_MAX_LENGTH,
     PATTERN_DESCRIPTION_MAX_LENGTH,
@@ -40,7 +41,6 @@ from .models import (
     Assignment,
     AssignmentKey,
     Batch,
-    CheckServing,
     Guideline,
     GuidelineAcknowledgement,
     Key,
@@ -413,15 +413,29 @@ def _pairs(pairs: Sequence[tuple[int, int]], limit: int = 10) -> str:
 
 @transaction.atomic
 def assignment_create(*, batch: Batch, annotator: User) -> Assignment:
-    """Give every key of ``batch`` to ``annotator``. Idempotent: a rerun adds nothing."""
+    """Give every key of ``batch`` to ``annotator``, and the check keys they draw
+    (``annotate.checks``). Idempotent: a rerun adds nothing."""
     _check_live(batch.study_id)
     assignment, _ = Assignment.objects.get_or_create(batch=batch, annotator=annotator)
-    key_ids = batch.keys.values_list("id", flat=True)
+    held = AssignmentKey.objects.filter(assignment=assignment).values("key_id")
+    key_ids = list(
+        batch.keys.exclude(id__in=held).order_by("layer", "index").values_list("id", flat=True)
+    )
     AssignmentKey.objects.bulk_create(
         [AssignmentKey(assignment=assignment, key_id=key_id) for key_id in key_ids],
         ignore_conflicts=True,
     )
+    check_keys_give(grants=[_grant(assignment, key_ids, study_id=batch.study_id)])
     return assignment
+
+
+def _grant(assignment: Assignment, key_ids: Sequence[int], *, study_id: int) -> Grant:
+    return Grant(
+        assignment_id=assignment.pk,
+        annotator_id=assignment.annotator_id,
+        study_id=study_id,
+        key_ids=key_ids,
+    )
 
 
 @transaction.atomic
@@ -462,6 +476,10 @@ def assignment_create_with_overlap(
         for t in range(overlap)
     ]
     AssignmentKey.objects.bulk_create(rows)
+    given: dict[int, list[int]] = {assignment.pk: [] for assignment in assignments}
+    for row in rows:
+        given[row.assignment.pk].append(row.key_id)
+    check_keys_give(grants=[_grant(a, given[a.pk], study_id=batch.study_id) for a in assignments])
     return assignments
 
 
@@ -519,8 +537,12 @@ def assignment_extend(
     _check_overlap(overlap, len(active) + len(new_users))
 
     key_ids = list(batch.keys.order_by("layer", "index").values_list("id", flat=True))
+    # Check keys of the batch's assignments are not the batch's keys: they count neither
+    # as holders nor in anyone's load.
     holders: dict[int, int] = Counter(
-        AssignmentKey.objects.filter(assignment__batch=batch).values_list("key_id", flat=True)
+        AssignmentKey.objects.filter(assignment__batch=batch, is_check=False).values_list(
+            "key_id", flat=True
+        )
     )
     current = min((holders.get(key_id, 0) for key_id in key_ids), default=0)
     if overlap < current:
@@ -546,7 +568,9 @@ def assignment_extend(
         )
     )
     load = Counter(
-        AssignmentKey.objects.filter(assignment__in=active).values_list("assignment_id", flat=True)
+        AssignmentKey.objects.filter(assignment__in=active, is_check=False).values_list(
+            "assignment_id", flat=True
+        )
     )
     rank = {assignment.pk: i for i, assignment in enumerate(candidates)}
     rows: list[AssignmentKey] = []
@@ -564,6 +588,14 @@ def assignment_extend(
     if not rows and new_users:
         raise ServiceError(ASSIGNMENT_NOTHING_TO_ADD.format(overlap=overlap))
     AssignmentKey.objects.bulk_create(rows)
+    given: dict[int, list[int]] = defaultdict(list)
+    for row in rows:
+        given[row.assignment.pk].append(row.key_id)
+    check_keys_give(
+        grants=[
+            _grant(a, given[a.pk], study_id=batch.study_id) for a in candidates if a.pk in given
+        ]
+    )
     return AssignmentExtendResult(keys_added=len(rows), keys_short=short)
 
 
@@ -597,6 +629,10 @@ def annotator_deactivate_and_reassign(
 
     ``reassign_to`` may be None only for an annotator with no unfinished key (one who
     never started, or finished everything): there is nothing to hand over.
+
+    Check keys (``annotate.checks``) are the annotator's own: unfinished ones are
+    withdrawn, never handed over, and count in neither figure of the result;
+    ``reassign_to`` draws checks of their own for the keys they take.
     """
     if reassign_to is None:
         return _annotator_deactivate_alone(annotator=annotator)
@@ -616,7 +652,9 @@ def annotator_deactivate_and_reassign(
     unfinished = list(
         AssignmentKey.objects.filter(assignment__annotator=annotator)
         .exclude(Exists(submitted))
-        .values_list("id", "assignment__batch_id", "key_id")
+        .values_list(
+            "id", "assignment__batch_id", "key_id", "is_check", "assignment__batch__study_id"
+        )
         .order_by("id")
     )
     taken = set(
@@ -625,20 +663,34 @@ def annotator_deactivate_and_reassign(
         )
     ) | set(Annotation.objects.filter(annotator=reassign_to).values_list("key_id", flat=True))
 
+    # Check keys are drawn per annotator: an unfinished one is withdrawn, not handed over,
+    # and the new annotator draws their own for the regular keys they take.
+    regular = [row for row in unfinished if not row[3]]
     targets: dict[int, Assignment] = {}
+    studies: dict[int, int] = {}
     moved: list[AssignmentKey] = []
     moved_key_ids: set[int] = set()
-    for _, batch_id, key_id in unfinished:
+    for _, batch_id, key_id, _, study_id in regular:
         if key_id in taken or key_id in moved_key_ids:
             continue
         if batch_id not in targets:
             targets[batch_id], _ = Assignment.objects.get_or_create(
                 batch_id=batch_id, annotator=reassign_to
             )
+            studies[batch_id] = study_id
         moved.append(AssignmentKey(assignment=targets[batch_id], key_id=key_id))
         moved_key_ids.add(key_id)
     AssignmentKey.objects.bulk_create(moved, ignore_conflicts=True)
-    AssignmentKey.objects.filter(id__in=[row_id for row_id, _, _ in unfinished]).delete()
+    AssignmentKey.objects.filter(id__in=[row[0] for row in unfinished]).delete()
+    given: dict[int, list[int]] = defaultdict(list)
+    for row in moved:
+        given[row.assignment.pk].append(row.key_id)
+    check_keys_give(
+        grants=[
+            _grant(assignment, given[assignment.pk], study_id=studies[batch_id])
+            for batch_id, assignment in targets.items()
+        ]
+    )
 
     drafts_moved = 0
     if transfer_drafts:
@@ -655,7 +707,7 @@ def annotator_deactivate_and_reassign(
             drafts_moved += 1
     return ReassignResult(
         keys_moved=len(moved),
-        keys_skipped=len(unfinished) - len(moved),
+        keys_skipped=len(regular) - len(moved),
         drafts_moved=drafts_moved,
     )
 
@@ -666,15 +718,16 @@ def _annotator_deactivate_alone(*, annotator: User) -> ReassignResult:
     submitted = Annotation.objects.filter(
         annotator=annotator, key_id=OuterRef("key_id"), status=Annotation.Status.SUBMITTED
     )
-    unfinished = (
-        AssignmentKey.objects.filter(assignment__annotator=annotator)
-        .exclude(Exists(submitted))
-        .count()
+    unfinished = AssignmentKey.objects.filter(assignment__annotator=annotator).exclude(
+        Exists(submitted)
     )
-    if unfinished:
-        raise ServiceError(REASSIGN_NEEDED.format(username=annotator.get_username(), n=unfinished))
+    n = unfinished.filter(is_check=False).count()
+    if n:
+        raise ServiceError(REASSIGN_NEEDED.format(username=annotator.get_username(), n=n))
     annotator.is_active = False
     annotator.save(update_fields=["is_active"])
+    # Unfinished check keys are withdrawn, as in a hand-over: nobody takes them over.
+    unfinished.filter(is_check=True).delete()
     return ReassignResult(keys_moved=0, keys_skipped=0, drafts_moved=0)
 
 
@@ -699,6 +752,7 @@ def annotation_state(
         "status": annotation.status,
         "note": annotation.note,
         "version": annotation.version,
+        "active_seconds": annotation.active_seconds,
         "patterns": [
             {
                 "id": pattern.id,
@@ -788,16 +842,13 @@ def _bump(annotation: Annotation, *fields: str, guideline_version: GuidelineStam
     bump(annotation, *fields)
 
 
-def _key_is_assigned(*, key: Key, annotator: User) -> bool:
-    return AssignmentKey.objects.filter(
-        key=key, assignment__annotator=annotator, key__study__archived=False
-    ).exists()
-
-
-def _key_is_served_check(*, key: Key, annotator: User) -> bool:
-    return CheckServing.objects.filter(
-        key=key, annotator=annotator, key__study__archived=False
-    ).exists()
+def _key_holdings(*, key: Key, annotator: User) -> list[bool]:
+    """Whether each of the annotator's rows of ``key`` (in live studies) is a check."""
+    return list(
+        AssignmentKey.objects.filter(
+            key=key, assignment__annotator=annotator, key__study__archived=False
+        ).values_list("is_check", flat=True)
+    )
 
 
 def annotation_get_or_create_for(
@@ -805,17 +856,17 @@ def annotation_get_or_create_for(
 ) -> Annotation:
     """The annotator's annotation of ``key``, created as an empty draft on first use.
 
-    Only for a key in one of the annotator's assignments, or served to them as a check
-    key (``annotate.checks``; its annotation is made with ``is_check``), and
-    ``KeyNotAssigned`` otherwise. The reads need no transaction; the create and its
-    audit record are one (``get_or_create`` inside ``atomic`` would add a savepoint and a
-    second read).
+    Only for a key in one of the annotator's assignments, and ``KeyNotAssigned``
+    otherwise; the annotation of a key they hold only as a check key
+    (``annotate.checks``) is made with ``is_check``. The reads need no transaction; the
+    create and its audit record are one (``get_or_create`` inside ``atomic`` would add a
+    savepoint and a second read).
     """
     annotation = Annotation.objects.filter(key=key, annotator=annotator).order_by().first()
-    assigned = _key_is_assigned(key=key, annotator=annotator)
-    is_check = not assigned and _key_is_served_check(key=key, annotator=annotator)
-    if not (assigned or is_check):
+    holdings = _key_holdings(key=key, annotator=annotator)
+    if not holdings:
         raise KeyNotAssigned
+    is_check = all(holdings)
     if annotation is not None:
         return annotation
     try:
@@ -841,20 +892,21 @@ def _annotation_create(
     return annotation
 
 
-# The most active time one annotation can record (30 days): a client's total above it is
-# refused (400), not stored.
+# The most active time one annotation can record (30 days, 2,592,000 s): a client's total
+# above it is refused (400), not stored.
 MAX_ACTIVE_SECONDS = 30 * 24 * 3600.0
+ACTIVE_SECONDS_OUT_OF_RANGE = f"Active time must be 0 to {MAX_ACTIVE_SECONDS:.0f} seconds."
 
 
-def annotation_active_time_record(*, annotation: Annotation, seconds: float) -> None:
-    """Record the annotator's active time on the annotation: the largest total it has
-    been sent (one UPDATE, so two requests in flight cannot lower it, and a retried one
-    cannot count twice). Not a change of the annotation: no version, no audit record."""
+def _active_total(annotation: Annotation, seconds: float | None) -> float:
+    """The annotation's active time once a write that carries ``seconds`` (the
+    workspace's running total; None: none sent) is made: the largest total it has been
+    sent, so that a retried or reordered write cannot lower it or count twice."""
+    if seconds is None:
+        return annotation.active_seconds
     if not 0.0 <= seconds <= MAX_ACTIVE_SECONDS:
-        raise ServiceError(f"Active time must be 0 to {MAX_ACTIVE_SECONDS:g} seconds.")
-    Annotation.objects.filter(pk=annotation.pk, active_seconds__lt=seconds).update(
-        active_seconds=seconds
-    )
+        raise ServiceError(ACTIVE_SECONDS_OUT_OF_RANGE)
+    return max(annotation.active_seconds, seconds)
 
 
 @transaction.atomic
@@ -864,20 +916,33 @@ def annotation_save(
     actor: User,
     note: str,
     version: int,
+    active_seconds: float | None = None,
     guideline_version: GuidelineStamp = KEEP,
 ) -> Annotation:
-    """Save the note (autosave). Saving the note it already has is a no-op, so a retried
-    request that already went through answers with the current state instead of 409."""
+    """Save the note (autosave) and the active time it carries, as one versioned write
+    with its audit record.
+
+    A save that changes nothing (the note it has, no more active time than recorded) is
+    a no-op, so a retried request that already went through answers with the current
+    state instead of 409. A save of the same note with more active time is a write like
+    any (the workspace sends one when the annotator leaves a draft). A submitted
+    annotation's active time is final: a save that would change only that is a no-op
+    too, and one that changes its note is refused (409) as before.
+    """
     if len(note) > NOTE_MAX_LENGTH:
         raise ServiceError(NOTE_TOO_LONG.format(n=NOTE_MAX_LENGTH), code="note_too_long")
     annotation = _lock(annotation)
-    if annotation.note == note:
+    seconds = _active_total(annotation, active_seconds)
+    if annotation.note == note and (
+        seconds == annotation.active_seconds or annotation.status == Annotation.Status.SUBMITTED
+    ):
         return annotation
     _check_writable(annotation, version)
     patterns = pattern_list_for_annotation(annotation_id=annotation.pk)
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.note = note
-    _bump(annotation, "note", guideline_version=guideline_version)
+    annotation.active_seconds = seconds
+    _bump(annotation, "note", "active_seconds", guideline_version=guideline_version)
     _record(annotation, actor, AnnotationEvent.Action.SAVE, before, patterns)
     return annotation
 
@@ -1034,15 +1099,23 @@ def pattern_delete(
 
 @transaction.atomic
 def annotation_submit(
-    *, annotation: Annotation, actor: User, version: int, guideline_version: GuidelineStamp = KEEP
+    *,
+    annotation: Annotation,
+    actor: User,
+    version: int,
+    active_seconds: float | None = None,
+    guideline_version: GuidelineStamp = KEEP,
 ) -> Annotation:
-    """Mark the annotation submitted.
+    """Mark the annotation submitted, with the final active time it carries (kept as in
+    ``annotation_save``), in one versioned write and its audit record.
 
     Zero patterns is allowed: a key whose prefixes share no pattern is a legitimate finding
     (all its prefixes count as not-covered in Figure 2). Submitting a submitted annotation
-    is a no-op, so a retried submit is safe.
+    is a no-op, so a retried submit is safe; a stale one (409) records nothing, its active
+    time included.
     """
     annotation = _lock(annotation)
+    seconds = _active_total(annotation, active_seconds)
     if annotation.status == Annotation.Status.SUBMITTED:
         return annotation
     _check_writable(annotation, version)
@@ -1050,7 +1123,14 @@ def annotation_submit(
     before = annotation_state(annotation=annotation, patterns=patterns)
     annotation.status = Annotation.Status.SUBMITTED
     annotation.submitted_at = timezone.now()
-    _bump(annotation, "status", "submitted_at", guideline_version=guideline_version)
+    annotation.active_seconds = seconds
+    _bump(
+        annotation,
+        "status",
+        "submitted_at",
+        "active_seconds",
+        guideline_version=guideline_version,
+    )
     _record(annotation, actor, AnnotationEvent.Action.SUBMIT, before, patterns)
     return annotation
 

@@ -104,7 +104,8 @@ class StudyOutputSerializer(serializers.Serializer):
     )
     key_count = serializers.IntegerField()
     check_rate = serializers.FloatField(
-        help_text="Share of an annotator's queue slots that serve a check key (0: none)."
+        help_text="Share of the regular keys given to an annotator that each bring a check "
+        "key into their assignment (0: none); applies to keys given from then on."
     )
     created_at = serializers.DateTimeField()
 
@@ -170,7 +171,9 @@ class StudyDetailApi(AdminApi):
             required=False,
             min_value=0.0,
             max_value=1.0,
-            help_text="Share of an annotator's queue slots that serve a check key (0: none).",
+            help_text="Share of the regular keys given to an annotator that each bring a "
+            "check key into their assignment (0: none). Applies to keys given from then on "
+            "(an assignment made or extended, a hand-over), never to keys already given.",
         )
 
     @extend_schema(responses={200: StudyDetailOutputSerializer, **_ADMIN_ERRORS})

@@ -9,10 +9,11 @@ annotation state, or 409 ``{detail, current}``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
@@ -20,7 +21,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..checks import check_serve
 from ..limits import MAX_DESCRIPTION, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
 from ..models import Annotation, Key, KeyFlag, Pattern, TriggerPrefix
 from ..permissions import IsAnnotator
@@ -42,7 +42,8 @@ from ..selectors import (
 )
 from ..services import (
     MAX_ACTIVE_SECONDS,
-    annotation_active_time_record,
+    AnnotationConflict,
+    PatternCreateResult,
     annotation_get_or_create_for,
     annotation_reopen,
     annotation_save,
@@ -120,15 +121,50 @@ def _ranks(prefixes: Sequence[TriggerPrefix]) -> list[int]:
     return [prefix.rank for prefix in prefixes]
 
 
-def _my_annotation(*, key: Key, request: Request) -> Annotation:
-    """The user's own annotation of ``key``, a key found through the user's assignments,
-    for a write: the service makes it (an empty draft, audited) at the first one."""
+class _NothingWritten(Exception):
+    """The first write to a key changed nothing: the draft made for it is rolled back."""
+
+
+Written = TypeVar("Written")
+
+
+def _write(
+    *,
+    key: Key,
+    request: Request,
+    write: Callable[[Annotation], Written],
+    annotation_of: Callable[[Any], Annotation] = lambda written: cast(Annotation, written),
+) -> Written | None:
+    """Run ``write`` (a service) on the user's own annotation of ``key``, a key found
+    through the user's assignments; ``annotation_of``: the annotation in what it answers.
+
+    At the user's first write to the key there is no annotation yet: the draft (and its
+    audit record) is made in the same transaction as the write, so a write that is
+    refused (400, 403, 404, 409) leaves no draft behind, nor one that changes nothing
+    (None: nothing written, answer the state as it is). Once the annotation exists, the
+    write is the service's own transaction, as counted in ``tests/api``.
+    """
     annotation = annotation_get_for_annotator(key=key, user=request.user)
-    if annotation is None:
-        annotation = annotation_get_or_create_for(
-            key=key, annotator=_me(request), guideline_version=_stamp(key)
-        )
-    return annotation
+    if annotation is not None:
+        return write(annotation)
+    try:
+        with transaction.atomic():
+            annotation = annotation_get_or_create_for(
+                key=key, annotator=_me(request), guideline_version=_stamp(key)
+            )
+            made = annotation.version
+            written = write(annotation)
+            if annotation_of(written).version == made:
+                raise _NothingWritten
+            return written
+    except _NothingWritten:
+        return None
+    except AnnotationConflict as conflict:
+        # The draft is rolled back: the 409 shows the annotation as it is now (none yet,
+        # unless another tab made one meanwhile).
+        current = annotation_get_for_annotator(key=key, user=request.user)
+        conflict.annotation = current or Annotation(key_id=key.pk)
+        raise
 
 
 def _read_state(*, key: Key, request: Request, ranks: list[int] | None = None) -> dict[str, Any]:
@@ -186,20 +222,29 @@ class VersionInputSerializer(serializers.Serializer):
     version = _version_field()
 
 
+class StrictFloatField(serializers.FloatField):
+    """A JSON number, and only that: ``true`` and ``"12"`` are refused, not read as 1 and
+    12 (DRF's ``FloatField`` takes any value ``float()`` takes)."""
+
+    default_error_messages = {"invalid": "A number is required (not a string or a boolean)."}
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return cast(float, super().to_internal_value(data))
+
+
 def _active_seconds_field() -> serializers.FloatField:
-    return serializers.FloatField(
+    return StrictFloatField(
         required=False,
         min_value=0.0,
         max_value=MAX_ACTIVE_SECONDS,
         help_text="The workspace's running total of active seconds on the key (tab "
-        "visible, input within the last 60 s); the server keeps the largest it is sent.",
+        "visible, input within the last 60 s), at most 2,592,000 (30 days). Recorded only "
+        "with the write that carries it, when that write is made (in its version and audit "
+        "record; never with a refused one); the server keeps the largest total it is "
+        "sent. A submitted annotation's time is final.",
     )
-
-
-def _record_active_time(annotation: Annotation, data: dict[str, Any]) -> None:
-    seconds = data.pop("active_seconds", None)
-    if seconds is not None:
-        annotation_active_time_record(annotation=annotation, seconds=seconds)
 
 
 @extend_schema_serializer(component_name="AnnotationSubmit")
@@ -330,21 +375,10 @@ class NextKeyApi(AnnotatorApi):
             assignment_get_for_annotator(assignment_id=assignment_id, user=request.user) is None
         ):
             raise exceptions.NotFound(NOT_FOUND)
+        # Check keys (annotate.checks) are keys of their assignment: served in its order.
         next_key = key_next_for_annotator(user=request.user, assignment_id=assignment_id)
         if next_key is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        # A check key (annotate.checks), unannounced: reported under the assignment
-        # being worked, in the same shape as any key. In a study that serves checks, one
-        # served and not yet submitted comes first; else the slot may draw a new one.
-        check_key_id = check_serve(
-            study_id=next_key.study_id,
-            study_seed=next_key.study_seed,
-            rate=next_key.check_rate,
-            user_id=cast(int, request.user.pk),
-            assignment_id=next_key.assignment_id,
-        )
-        if check_key_id is not None:
-            return Response({"key_id": check_key_id, "assignment_id": next_key.assignment_id})
         return Response(self.OutputSerializer(next_key).data)
 
 
@@ -518,15 +552,21 @@ class AnnotationApi(AnnotatorApi):
         key = _writable_key(key_id=key_id, user=request.user)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        annotation = _my_annotation(key=key, request=request)
-        _record_active_time(annotation, data)
-        annotation = annotation_save(
-            annotation=annotation,
-            actor=_me(request),
-            guideline_version=_stamp(key),
-            **data,
+        data = serializer.validated_data
+        annotation = _write(
+            key=key,
+            request=request,
+            write=lambda annotation: annotation_save(
+                annotation=annotation,
+                actor=_me(request),
+                note=data["note"],
+                version=data["version"],
+                active_seconds=data.get("active_seconds"),
+                guideline_version=_stamp(key),
+            ),
         )
+        if annotation is None:
+            return Response(_read_state(key=key, request=request))
         return Response(_state(annotation=annotation))
 
 
@@ -555,18 +595,26 @@ class PatternCreateApi(AnnotatorApi):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        annotation = _my_annotation(key=key, request=request)
         prefixes = prefix_list_for_key(key=key)
-        result = pattern_create(
-            annotation=annotation,
-            actor=_me(request),
-            description=data["description"],
-            kind=data["kind"],
-            prefixes=_prefixes_by_rank(prefixes=prefixes, ranks=data["prefix_ranks"]),
-            version=data["version"],
-            client_id=data.get("client_id"),
-            guideline_version=_stamp(key),
+        named = _prefixes_by_rank(prefixes=prefixes, ranks=data["prefix_ranks"])
+
+        def create(annotation: Annotation) -> PatternCreateResult:
+            return pattern_create(
+                annotation=annotation,
+                actor=_me(request),
+                description=data["description"],
+                kind=data["kind"],
+                prefixes=named,
+                version=data["version"],
+                client_id=data.get("client_id"),
+                guideline_version=_stamp(key),
+            )
+
+        result = _write(
+            key=key, request=request, write=create, annotation_of=lambda r: r.annotation
         )
+        if result is None:  # a retried create that another tab's write already made
+            return Response(_read_state(key=key, request=request, ranks=_ranks(prefixes)))
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         state = _state(
             annotation=result.annotation, ranks=_ranks(prefixes), patterns=result.patterns
@@ -642,14 +690,20 @@ class AnnotationSubmitApi(AnnotatorApi):
         key = _writable_key(key_id=key_id, user=request.user)
         serializer = SubmitInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        annotation = _my_annotation(key=key, request=request)
-        _record_active_time(annotation, dict(serializer.validated_data))
-        annotation = annotation_submit(
-            annotation=annotation,
-            actor=_me(request),
-            version=serializer.validated_data["version"],
-            guideline_version=_stamp(key),
+        data = serializer.validated_data
+        annotation = _write(
+            key=key,
+            request=request,
+            write=lambda annotation: annotation_submit(
+                annotation=annotation,
+                actor=_me(request),
+                version=data["version"],
+                active_seconds=data.get("active_seconds"),
+                guideline_version=_stamp(key),
+            ),
         )
+        if annotation is None:  # submitted meanwhile by another tab: a retried submit
+            return Response(_read_state(key=key, request=request))
         return Response(_state(annotation=annotation))
 
 
@@ -659,7 +713,10 @@ class AnnotationReopenApi(AnnotatorApi):
         key = _writable_key(key_id=key_id, user=request.user)
         serializer = VersionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        annotation = _my_annotation(key=key, request=request)
+        annotation = annotation_get_for_annotator(key=key, user=request.user)
+        if annotation is None:
+            # Nothing written yet, so nothing to reopen: reopening makes no draft either.
+            return Response(_read_state(key=key, request=request))
         annotation = annotation_reopen(
             annotation=annotation,
             actor=_me(request),

@@ -12,7 +12,14 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from ..api_errors import ErrorCode, error_response
-from ..selectors import KEY_WORK_STATUSES, LABELS, AnnotationView, annotation_view
+from ..models import TriggerPrefix
+from ..selectors import (
+    KEY_WORK_STATUSES,
+    LABELS,
+    AnnotationView,
+    annotation_view,
+    annotation_view_new,
+)
 from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
 
 NOT_FOUND = "Not found."
@@ -183,6 +190,18 @@ class RuleViolation(exceptions.APIException):
     default_code = "rule_violation"
 
 
+def _conflict_view(conflict: AnnotationConflict) -> AnnotationView:
+    """The annotation a 409 shows; one without a row (a refused first write, whose draft
+    was rolled back) is the key's not-started state."""
+    annotation = conflict.annotation
+    if annotation.pk is not None:
+        return annotation_view(annotation=annotation)
+    ranks = TriggerPrefix.objects.filter(key_id=annotation.key_id).order_by("rank")
+    return annotation_view_new(
+        key_id=annotation.key_id, ranks=list(ranks.values_list("rank", flat=True))
+    )
+
+
 class ApiErrorsMixin:
     """Turns service errors into API answers: a refused rule is 400 ``{detail, code}``, a
     key outside the user's assignments is 404 (as if it did not exist), and a conflict is
@@ -192,7 +211,7 @@ class ApiErrorsMixin:
         if isinstance(exc, KeyNotAssigned):
             exc = exceptions.NotFound(NOT_FOUND)
         elif isinstance(exc, AnnotationConflict):
-            current = annotation_state_data(annotation_view(annotation=exc.annotation))
+            current = annotation_state_data(_conflict_view(exc))
             return error_response(
                 exc.message, ErrorCode(exc.code), status.HTTP_409_CONFLICT, current=current
             )

@@ -836,7 +836,7 @@ export interface components {
             version: number;
             /**
              * Format: double
-             * @description The workspace's running total of active seconds on the key (tab visible, input within the last 60 s); the server keeps the largest it is sent.
+             * @description The workspace's running total of active seconds on the key (tab visible, input within the last 60 s), at most 2,592,000 (30 days). Recorded only with the write that carries it, when that write is made (in its version and audit record; never with a refused one); the server keeps the largest total it is sent. A submitted annotation's time is final.
              */
             active_seconds?: number;
         };
@@ -877,7 +877,7 @@ export interface components {
             version: number;
             /**
              * Format: double
-             * @description The workspace's running total of active seconds on the key (tab visible, input within the last 60 s); the server keeps the largest it is sent.
+             * @description The workspace's running total of active seconds on the key (tab visible, input within the last 60 s), at most 2,592,000 (30 days). Recorded only with the write that carries it, when that write is made (in its version and audit record; never with a refused one); the server keeps the largest total it is sent. A submitted annotation's time is final.
              */
             active_seconds?: number;
         };
@@ -1689,7 +1689,7 @@ export interface components {
             show_value_tokens?: boolean;
             /**
              * Format: double
-             * @description Share of an annotator's queue slots that serve a check key (0: none).
+             * @description Share of the regular keys given to an annotator that each bring a check key into their assignment (0: none). Applies to keys given from then on (an assignment made or extended, a hand-over), never to keys already given.
              */
             check_rate?: number;
         };
@@ -2184,7 +2184,7 @@ export interface components {
             key_count: number;
             /**
              * Format: double
-             * @description Share of an annotator's queue slots that serve a check key (0: none).
+             * @description Share of the regular keys given to an annotator that each bring a check key into their assignment (0: none); applies to keys given from then on.
              */
             check_rate: number;
             /** Format: date-time */
@@ -2277,7 +2277,7 @@ export interface components {
             key_count: number;
             /**
              * Format: double
-             * @description Share of an annotator's queue slots that serve a check key (0: none).
+             * @description Share of the regular keys given to an annotator that each bring a check key into their assignment (0: none); applies to keys given from then on.
              */
             check_rate: number;
             /** Format: date-time */

@@ -1,4 +1,5 @@
-"""Check keys: the pure draw (no database) that decides which queue slots serve one."""
+"""Check keys: the pure draw (no database) that decides which slots (one per regular key
+given to an annotator) bring one."""
 
 from __future__ import annotations
 

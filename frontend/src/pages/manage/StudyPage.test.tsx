@@ -53,12 +53,14 @@ describe('StudyPage: showing the value tokens', () => {
 });
 
 describe('StudyPage: the check-key rate', () => {
-  const RATE = 'Share of queue slots that serve a check key (%)';
+  const RATE = 'Share of the keys given to an annotator that each bring a check key (%)';
 
   it('shows the current rate as a percentage and how many check keys the study has', async () => {
     setUp(() => json(200, makeStudy()), makeStudy({ check_rate: 0.1, check_keys: 3 }));
     expect(await screen.findByLabelText(RATE)).toHaveValue(10);
-    expect(screen.getByTestId('check-rate-current')).toHaveTextContent('Now: 10% of queue slots');
+    expect(screen.getByTestId('check-rate-current')).toHaveTextContent(
+      'Now: 10% of the keys given',
+    );
     expect(screen.getByTestId('check-keys-count')).toHaveTextContent(
       'This study has 3 check keys.',
     );
@@ -74,7 +76,9 @@ describe('StudyPage: the check-key rate', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Save' }));
     await waitFor(() => expect(sent).toEqual([{ check_rate: 0.25 }]));
     expect(await screen.findByTestId('check-rate-saved')).toHaveTextContent('Saved.');
-    expect(screen.getByTestId('check-rate-current')).toHaveTextContent('Now: 25% of queue slots');
+    expect(screen.getByTestId('check-rate-current')).toHaveTextContent(
+      'Now: 25% of the keys given',
+    );
     expect(screen.getByLabelText(RATE)).toHaveValue(25);
   });
 

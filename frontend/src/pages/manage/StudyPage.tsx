@@ -156,7 +156,7 @@ export function parsePercent(text: string): number | null {
   return percent <= 100 ? percent : null;
 }
 
-/** The share of an annotator's queue slots that serve a check key (``check_rate``). */
+/** The share of the keys given to an annotator that each bring a check key (``check_rate``). */
 function CheckRateForm({ study }: { study: StudyDetail }) {
   const { t } = useTranslation();
   const queryClient = useQueryClient();
