@@ -11,7 +11,10 @@ import { adminKeys } from './adminKeys';
 import { makeFormatters } from './report/format';
 import type { Formatters } from './report/format';
 
-type Column = Exclude<keyof AnnotatorTableRow, 'alpha_units' | 'gold_units' | 'check_kappa'>;
+type Column = Exclude<
+  keyof AnnotatorTableRow,
+  'alpha_units' | 'gold_units' | 'gold_keys' | 'check_kappa'
+>;
 
 const COLUMNS: readonly Column[] = [
   'username',

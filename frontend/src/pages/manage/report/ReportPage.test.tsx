@@ -276,7 +276,7 @@ describe('report page', () => {
 
   it('explains the dashes of a layer where no key has two annotators', async () => {
     const report = makeReport();
-    const none = { value: null, low: null, high: null, n_units: 0 };
+    const none = { value: null, low: null, high: null, n_units: 0, n_keys: 0, few_keys: false };
     report.agreement.labels.layers[1] = {
       layer: 2,
       krippendorff_alpha: none,
@@ -300,7 +300,7 @@ describe('report page', () => {
   it('says why a table is empty', async () => {
     const report = makeReport();
     // alice and bob annotated different keys: no prefix has two annotators.
-    const none = { value: null, low: null, high: null, n_units: 0 };
+    const none = { value: null, low: null, high: null, n_units: 0, n_keys: 0, few_keys: false };
     const empty = (layer: number | null) => ({
       layer,
       krippendorff_alpha: none,
