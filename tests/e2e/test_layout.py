@@ -398,3 +398,19 @@ def test_the_annotator_table_reads_at_every_width(page, carol, report_study, siz
     assert_no_horizontal_overflow(page)
     assert_cells_labelled(page, reflowed=size == PHONE)
     assert_controls_reachable(page)
+
+
+def test_the_report_reads_on_a_phone_in_chinese(page, carol, report_study):
+    """Chinese labels are wider (a full em a character): the cards, the legends and the
+    wrapped titles still fit 390 px."""
+    open_report_page(page, PHONE, f"/manage/studies/{report_study.pk}/report")
+    expect(page.get_by_test_id("figure2-chart")).to_be_visible()
+    page.get_by_label("Language").select_option("zh-CN")
+    expect(page.get_by_test_id("coverage-table").get_by_test_id("folded-layers")).to_have_text(
+        "第 5–30 层：没有评分"
+    )
+    assert_no_horizontal_overflow(page)
+    assert_cells_labelled(page, reflowed=True)
+    assert_chart_fits(page, "figure2-chart")
+    assert_chart_fits(page, "value-agreement-chart")
+    assert_controls_reachable(page)
