@@ -25,9 +25,20 @@ from .stats.labels import LABELS, NOT_COVERED, rating_grid
 FAST_SHARE = 1 / 3  # median active time under this share of the study's median
 LOW_GOLD_KAPPA = 0.4  # κ with gold under this
 FEW_PATTERNS_SHARE = 0.5  # patterns per key under this share of the study's mean
-LOW_CHECK_ACCURACY = 0.5  # check accuracy under this ...
-MIN_CHECKS = 3  # ... over at least this many checks
-QUALITY_FLAGS = ("fast", "low_gold_agreement", "few_patterns", "low_check_accuracy")
+LOW_CHECK_ACCURACY = 0.5  # check accuracy under this
+# No flag on too little evidence (one gold key, a couple of keys): each flag needs at
+# least this many of its evidence, a column of the row. A median or a mean of a few keys
+# swings with one key, and a κ over one key's 25 prefixes is one key's verdict.
+MIN_KEYS = 5  # submitted keys, for the median time and patterns per key
+MIN_GOLD_KEYS = 3  # keys compared with gold
+MIN_CHECKS = 3  # check annotations compared with gold
+FLAG_EVIDENCE: dict[str, tuple[str, int]] = {
+    "fast": ("keys_done", MIN_KEYS),
+    "low_gold_agreement": ("gold_keys", MIN_GOLD_KEYS),
+    "few_patterns": ("keys_done", MIN_KEYS),
+    "low_check_accuracy": ("checks_n", MIN_CHECKS),
+}
+QUALITY_FLAGS = tuple(FLAG_EVIDENCE)
 
 DEFINITIONS = {
     "keys_done": "Keys the annotator submitted, check keys aside.",
@@ -45,10 +56,14 @@ DEFINITIONS = {
     "check_accuracy": "The share of the prefixes of their submitted check annotations "
     "given the label of the key's submitted gold; checks: how many such annotations.",
     "flags": "Keys of this study the annotator flagged.",
-    "fast": "Median active time under a third of the study's median active time per submitted key.",
-    "low_gold_agreement": "Cohen's κ with gold under 0.4.",
-    "few_patterns": "Fewer than half the study's mean number of patterns per submitted key.",
-    "low_check_accuracy": "Under half of the prefixes right on checks, over at least three checks.",
+    "fast": "Median active time under a third of the study's median active time per "
+    f"submitted key, over at least {MIN_KEYS} submitted keys.",
+    "low_gold_agreement": "Cohen's κ with gold under 0.4, over at least "
+    f"{MIN_GOLD_KEYS} keys with gold.",
+    "few_patterns": "Fewer than half the study's mean number of patterns per submitted key, "
+    f"over at least {MIN_KEYS} submitted keys.",
+    "low_check_accuracy": "Under half of the prefixes right on checks, over at least "
+    f"{MIN_CHECKS} checks.",
 }
 
 CSV_COLUMNS = (
@@ -62,6 +77,7 @@ CSV_COLUMNS = (
     "kappa_with_gold",
     "raw_agreement_with_gold",
     "gold_units",
+    "gold_keys",
     "checks_n",
     "check_accuracy",
     "check_kappa",
@@ -158,6 +174,7 @@ def annotator_table(*, study: Study) -> dict[str, Any]:
             "kappa_with_gold": g.get("kappa"),
             "raw_agreement_with_gold": g.get("raw_agreement"),
             "gold_units": int(g.get("n_units", 0)),
+            "gold_keys": int(g.get("n_keys", 0)),
             "checks_n": int(c.get("n_checks", 0)),
             "check_accuracy": c.get("raw_agreement"),
             "check_kappa": c.get("kappa"),
@@ -207,20 +224,22 @@ def _per_coder(arrays: StudyArrays, grid: np.ndarray) -> dict[str, np.ndarray]:
 def _quality_flags(
     row: dict[str, Any], study_median: float | None, study_ppk: float | None
 ) -> list[str]:
-    out = []
-    median = row["median_active_seconds"]
-    if median is not None and study_median and median < FAST_SHARE * study_median:
-        out.append("fast")
-    kappa = row["kappa_with_gold"]
-    if kappa is not None and kappa < LOW_GOLD_KAPPA:
-        out.append("low_gold_agreement")
-    ppk = row["patterns_per_key"]
-    if ppk is not None and study_ppk and ppk < FEW_PATTERNS_SHARE * study_ppk:
-        out.append("few_patterns")
-    accuracy = row["check_accuracy"]
-    if accuracy is not None and row["checks_n"] >= MIN_CHECKS and accuracy < LOW_CHECK_ACCURACY:
-        out.append("low_check_accuracy")
-    return out
+    """The flags the row's numbers raise, in ``QUALITY_FLAGS`` order, each only where the
+    row has at least its minimum of evidence (``FLAG_EVIDENCE``)."""
+    median, kappa = row["median_active_seconds"], row["kappa_with_gold"]
+    ppk, accuracy = row["patterns_per_key"], row["check_accuracy"]
+    study_median, study_ppk = study_median or 0.0, study_ppk or 0.0
+    raised = {
+        "fast": median is not None and median < FAST_SHARE * study_median,
+        "low_gold_agreement": kappa is not None and kappa < LOW_GOLD_KAPPA,
+        "few_patterns": ppk is not None and ppk < FEW_PATTERNS_SHARE * study_ppk,
+        "low_check_accuracy": accuracy is not None and accuracy < LOW_CHECK_ACCURACY,
+    }
+    return [
+        flag
+        for flag, (evidence, minimum) in FLAG_EVIDENCE.items()
+        if raised[flag] and row[evidence] >= minimum
+    ]
 
 
 def annotator_csv(table: dict[str, Any]) -> str:

@@ -35,7 +35,7 @@ from annotate.permissions import IsAdmin
 
 from . import exports, jobs
 from .annotators import CSV_COLUMNS as ANNOTATOR_CSV_COLUMNS
-from .annotators import QUALITY_FLAGS, annotator_csv, annotator_table
+from .annotators import FLAG_EVIDENCE, QUALITY_FLAGS, annotator_csv, annotator_table
 from .imports import ImportFileError, study_import
 from .models import ExportJob
 from .report import REPORT_CSV_COLUMNS, report_build, report_csv
@@ -230,6 +230,10 @@ class EstimateSerializer(serializers.Serializer):
     low = _num("Bootstrap 95% interval over keys.")
     high = _num()
     n_units = serializers.IntegerField()
+    n_keys = serializers.IntegerField(help_text="Keys the bootstrap resampled.")
+    few_keys = serializers.BooleanField(
+        help_text="There is an interval and it rests on fewer than bootstrap_min_keys keys."
+    )
 
 
 @extend_schema_serializer(component_name="ReportAgreementRow")
@@ -260,6 +264,9 @@ class AgreementSerializer(serializers.Serializer):
     coders = serializers.ListField(child=serializers.CharField())
     bootstrap_replicates = serializers.IntegerField()
     bootstrap_seed = serializers.IntegerField()
+    bootstrap_min_keys = serializers.IntegerField(
+        help_text="An interval over fewer keys than this is marked few_keys."
+    )
     labels = AgreementBlockSerializer(help_text="On the four labels.")
     binary = AgreementBlockSerializer(help_text="On covered / not-covered.")
     gold_as_coder = serializers.BooleanField(
@@ -485,6 +492,7 @@ class AnnotatorRowSerializer(serializers.Serializer):
     kappa_with_gold = _num()
     raw_agreement_with_gold = _num()
     gold_units = serializers.IntegerField(help_text="Prefixes rated by them and by gold.")
+    gold_keys = serializers.IntegerField(help_text="Keys rated by them and by gold.")
     checks_n = serializers.IntegerField()
     check_accuracy = _num()
     check_kappa = _num()
@@ -516,7 +524,14 @@ class AnnotatorCsvApi(ReportsApi):
         responses={
             (200, "text/csv"): OpenApiResponse(
                 response=OpenApiTypes.STR,
-                description="One row per annotator: " + ",".join(ANNOTATOR_CSV_COLUMNS),
+                description="One row per annotator: "
+                + ",".join(ANNOTATOR_CSV_COLUMNS)
+                + ". Quality flags (joined by |) need a minimum of evidence: "
+                + "; ".join(
+                    f"{flag}: {column} ≥ {minimum}"
+                    for flag, (column, minimum) in FLAG_EVIDENCE.items()
+                )
+                + ".",
             ),
             403: ErrorSerializer,
             404: ErrorSerializer,

@@ -12,7 +12,7 @@ from annotate.models import Study
 from . import stats
 from .csv_cells import csv_cell, csv_writer
 from .selectors import ReportFilter, study_arrays
-from .stats.bootstrap import BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED
+from .stats.bootstrap import BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED, MIN_BOOTSTRAP_KEYS
 from .stats.labels import LABEL_KEYS, LABELS
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import READINGS, value_agreement_every_key
@@ -51,7 +51,9 @@ DEFINITIONS = {
     "bootstrap": "95% intervals: keys (not single prefixes) are drawn again with "
     "replacement within each layer, and the interval runs from the 2.5th to the 97.5th "
     "percentile of the statistic over these resamples. Only keys with a prefix rated by "
-    "two or more annotators take part.",
+    "two or more annotators take part. An interval that rests on fewer than "
+    f"{MIN_BOOTSTRAP_KEYS} keys is marked: so few keys give few distinct resamples and "
+    "an interval narrower than the data warrant.",
     "pattern_jaccard": "For two annotators of the same key: each pattern is matched with "
     "the other annotator's most similar pattern (the Jaccard index of the prefixes they "
     "cover; 0 when the other wrote none), and the key's score is the mean over the "
@@ -69,9 +71,10 @@ DEFINITIONS = {
     "which see the whole sentence, and is not available for studies that were imported "
     "or mined before these counts were kept.",
     "value_agreement": "The same comparison over the sampled keys only (those whose value "
-    "has a known top token and that have a top prefix). With about 10 keys a layer, a "
-    "rate moves in steps of 10%. A key whose top prefix was cut at the token limit is "
-    "left out of (a), and counted.",
+    "has a known top token and that have a top prefix). With n keys in a layer a rate "
+    "moves in steps of 1/n (10 keys: steps of 10%); the table says how many keys this "
+    "study has a layer. A key whose top prefix was cut at the token limit is left out of "
+    "(a), and counted.",
     "check_annotations": "Check keys are keys with a curated (gold) annotation, served to "
     "annotators unannounced to measure them. An annotation made on a check key is left out "
     "of every figure above (Figure 2, coverage, agreement, pattern similarity) and counts "
@@ -164,6 +167,10 @@ REPORT_CSV_COLUMNS = (
     "low",
     "high",
     "n",
+    # Beside a bootstrap interval: the keys it resampled, and whether that is fewer than
+    # MIN_BOOTSTRAP_KEYS (empty on rows without one).
+    "interval_keys",
+    "few_keys",
 )
 
 
@@ -233,6 +240,7 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "raw_agreement",
             ):
                 est = row[metric]
+                has_interval = est["low"] is not None
                 yield (
                     "agreement",
                     view,
@@ -243,6 +251,8 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                     est["low"],
                     est["high"],
                     est["n_units"],
+                    est["n_keys"] if has_interval else None,
+                    est["few_keys"] if has_interval else None,
                 )
         for pair in report["agreement"][view]["cohen_kappa_pairs"]:
             yield (
@@ -376,7 +386,8 @@ def report_csv(report: dict[str, Any]) -> str:
     writer.writerow(REPORT_CSV_COLUMNS)
     n_column = REPORT_CSV_COLUMNS.index("n")
     for row in report_csv_rows(report):
-        cells = [csv_cell(v) for v in row]
+        # Rows end at ``n`` where the columns after it do not apply.
+        cells = [csv_cell(v) for v in row] + [""] * (len(REPORT_CSV_COLUMNS) - len(row))
         cells[n_column] = _count(row[n_column])
         writer.writerow(cells)
     return out.getvalue()

@@ -36,7 +36,8 @@ Definitions where DESIGN is silent (the report's ``definitions`` repeats them):
   stratified bootstrap: each replicate keeps every layer's number of keys); the overall
   interval comes from the same replicates. Only keys with at least one unit rated by
   two or more coders are resampled. Seeded; the 95% interval is the 2.5th and 97.5th
-  percentile of the replicates where the statistic is defined.
+  percentile of the replicates where the statistic is defined. An interval that rests
+  on fewer than ``bootstrap.MIN_BOOTSTRAP_KEYS`` (10) keys is marked ``few_keys``.
 - Pattern-level best-match Jaccard, per coder pair and key: each pattern of either
   coder is matched to the other coder's pattern with the highest Jaccard index of the
   covered prefix ranks (0 when the other coder wrote none); the key's score is the

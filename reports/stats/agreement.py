@@ -14,6 +14,7 @@ from .arrays import StudyArrays, coder_pairs, layer_positions, num, safe_div, su
 from .bootstrap import (
     BOOTSTRAP_REPLICATES,
     BOOTSTRAP_SEED,
+    MIN_BOOTSTRAP_KEYS,
     bootstrap_sums,
     estimate,
     one_blas_thread,
@@ -222,18 +223,28 @@ def _agreement_rows(
     stats: np.ndarray,
     layout: StatLayout,
     boot_l: np.ndarray,
+    resampled: np.ndarray,
 ) -> dict[str, Any]:
+    """``resampled`` [K] bool: the keys the bootstrap draws from (their count per layer
+    says how far each interval can be trusted)."""
     n_coders = len(arrays.coders)
     layer_pos = layer_positions(arrays)
     n_layers = len(arrays.layers)
     point_l = sum_by_layer(stats, layer_pos, n_layers)
+    keys_l = np.bincount(layer_pos[resampled], minlength=n_layers)
 
-    def row(layer: int | None, point: np.ndarray, boot: np.ndarray, units: dict[str, float]):
+    def row(
+        layer: int | None,
+        point: np.ndarray,
+        boot: np.ndarray,
+        units: dict[str, float],
+        n_keys: int,
+    ) -> dict[str, Any]:
         p = metrics_from_stats(point, layout, n_coders)
         b = metrics_from_stats(boot, layout, n_coders)
         return {
             "layer": layer,
-            **{name: estimate(float(p[name]), b[name], units[name]) for name in p},
+            **{name: estimate(float(p[name]), b[name], units[name], n_keys) for name in p},
         }
 
     units_k = _unit_counts(grid, stats, layout)  # name -> [K]
@@ -244,6 +255,7 @@ def _agreement_rows(
             point_l[i],
             boot_l[i],
             {name: float(v[i]) for name, v in units_l.items()},
+            int(keys_l[i]),
         )
         for i, layer in enumerate(arrays.layers)
     ]
@@ -252,6 +264,7 @@ def _agreement_rows(
         point_l.sum(axis=0),
         boot_l.sum(axis=0),
         {name: float(v.sum()) for name, v in units_l.items()},
+        int(keys_l.sum()),
     )
     pairs = cohen_pairs_from_stats(stats.sum(axis=0), layout)
     return {
@@ -305,6 +318,11 @@ def agreement(
         "coders": list(arrays.coders),
         "bootstrap_replicates": replicates,
         "bootstrap_seed": seed,
-        "labels": _agreement_rows(arrays, grid, labels_stats, labels_layout, boot[..., :split]),
-        "binary": _agreement_rows(arrays, binary, binary_stats, binary_layout, boot[..., split:]),
+        "bootstrap_min_keys": MIN_BOOTSTRAP_KEYS,
+        "labels": _agreement_rows(
+            arrays, grid, labels_stats, labels_layout, boot[..., :split], informative
+        ),
+        "binary": _agreement_rows(
+            arrays, binary, binary_stats, binary_layout, boot[..., split:], informative
+        ),
     }

@@ -39,88 +39,79 @@ def patient_expect():
     expect.set_options(timeout=5_000)
 
 
-# The page-wide layout checks of every screen at 390, 1024 and 1440 px. Each returns the
-# offenders (a short description each) so that a failure says what is wrong, and where.
+# --- layout checks (any screen, any width) ----------------------------------------------
 
-_OVERFLOWING = """() => {
-    const width = document.documentElement.clientWidth;
-    const describe = (el) => {
-        const r = el.getBoundingClientRect();
-        const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
-            + (el.className && typeof el.className === 'string'
-                ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
-        return `${name} [${Math.round(r.left)}, ${Math.round(r.right)}] of ${width}`;
-    };
-    const culprits = [...document.body.querySelectorAll('*')].filter((el) => {
-        const r = el.getBoundingClientRect();
-        return r.width > 0 && r.height > 0 && (r.right > width + 1 || r.left < -1);
-    });
-    return {
-        scrollWidth: document.documentElement.scrollWidth,
-        width,
-        culprits: culprits.slice(0, 8).map(describe),
-    };
-}"""
+# Controls a person operates: links, buttons, form fields, disclosure summaries and
+# anything else put in the tab order.
+CONTROLS = (
+    "a[href], button, input:not([type=hidden]), select, textarea, summary,"
+    " [tabindex]:not([tabindex='-1'])"
+)
 
 
 def assert_no_horizontal_overflow(page) -> None:
-    """The page is no wider than the window: nothing makes it scroll sideways."""
-    found = page.evaluate(_OVERFLOWING)
-    assert found["scrollWidth"] <= found["width"], (
-        f"the page is {found['scrollWidth']} px wide in a {found['width']} px window",
-        found["culprits"],
+    """The page does not scroll sideways, and nothing visible reaches past the viewport's
+    right edge: a table or a chart cut off inside a box that scrolls sideways counts as
+    overflow too (a reader on a phone would have to scroll that box to read it)."""
+    found = page.evaluate(
+        """() => {
+          const width = document.documentElement.clientWidth;
+          const out = [];
+          if (document.documentElement.scrollWidth > width + 1)
+            out.push(`the page is ${document.documentElement.scrollWidth} px wide`);
+          for (const el of document.body.querySelectorAll('*')) {
+            if (!el.checkVisibility({ visibilityProperty: true })) continue;
+            const r = el.getBoundingClientRect();
+            // 1 px boxes are the visually hidden texts of screen readers.
+            if (r.width > 1 && r.height > 1 && r.right > width + 1)
+              out.push(`${el.tagName.toLowerCase()}.${el.getAttribute('class') ?? ''}`
+                + `[${el.getAttribute('data-testid') ?? ''}] ends at ${Math.round(r.right)} px`);
+          }
+          return { width, out: out.slice(0, 10) };
+        }"""
     )
-
-
-_UNREACHABLE = """() => {
-    const selector = [
-        'a[href]', 'button', 'input', 'select', 'textarea', 'summary',
-        '[tabindex]', '[role="button"]', '[role="link"]', '[role="checkbox"]',
-    ].join(',');
-    const shown = (el) => {
-        if (!el.getClientRects().length) return false;
-        const style = getComputedStyle(el);
-        return style.visibility !== 'hidden' && style.display !== 'none';
-    };
-    const describe = (el) => (el.getAttribute('aria-label') || el.textContent || el.outerHTML)
-        .trim().replace(/\\s+/g, ' ').slice(0, 60);
-    const problems = [];
-    for (const el of document.querySelectorAll(selector)) {
-        if (el.disabled || el.closest('[aria-hidden="true"], [inert]')) continue;
-        // A focus target (tabindex -1 on a section, main), not a control.
-        const native = el.matches('a[href], button, input, select, textarea, summary');
-        if (el.getAttribute('tabindex') === '-1' && !native) continue;
-        if (!shown(el)) continue;
-        if (el.tabIndex < 0) { problems.push(`not in the tab order: ${describe(el)}`); continue; }
-        el.focus({ preventScroll: true });
-        el.scrollIntoView({ block: 'center', inline: 'center' });
-        const r = el.getBoundingClientRect();
-        if (r.width < 1 || r.height < 1) { problems.push(`no size: ${describe(el)}`); continue; }
-        const width = document.documentElement.clientWidth;
-        if (r.left < -1 || r.right > width + 1) {
-            const span = `[${Math.round(r.left)}, ${Math.round(r.right)}]`;
-            problems.push(`off the page sideways ${span}: ${describe(el)}`);
-            continue;
-        }
-        // A link that wraps has a rectangle a line: aim at the middle of its first one.
-        const first = el.getClientRects()[0];
-        const x = first.left + first.width / 2;
-        const y = Math.min(Math.max(first.top + first.height / 2, 0), window.innerHeight - 1);
-        const hit = document.elementFromPoint(x, y);
-        const label = el.labels && el.labels.length ? el.labels[0] : null;
-        if (!hit || !(el.contains(hit) || (label && label.contains(hit)))) {
-            const by = hit ? `${hit.tagName.toLowerCase()}.${hit.className}` : 'nothing';
-            problems.push(`covered by ${by}: ${describe(el)}`);
-        }
-    }
-    if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
-    window.scrollTo(0, 0);
-    return problems;
-}"""
+    assert not found["out"], (f"viewport {found['width']} px", found["out"])
 
 
 def assert_controls_reachable(page) -> None:
-    """Every control that is shown and enabled is in the tab order, on the page (not off
-    its side), and once scrolled to, not covered by anything else (a click lands on it)."""
-    problems = page.evaluate(_UNREACHABLE)
-    assert problems == [], problems
+    """Every visible control takes keyboard focus (none left out of the tab order), and
+    once scrolled to it lies inside the viewport with nothing covering its middle (a
+    sticky bar, a neighbour that overflows). Disabled controls only need to be on screen."""
+    found = page.evaluate(
+        """(selector) => {
+          const width = document.documentElement.clientWidth;
+          const height = document.documentElement.clientHeight;
+          const out = [];
+          let checked = 0;
+          for (const el of document.querySelectorAll(selector)) {
+            if (!el.checkVisibility({ visibilityProperty: true, opacityProperty: true }))
+              continue;
+            checked += 1;
+            const text = el.innerText || el.getAttribute('aria-label') || el.name || '';
+            const name = `${el.tagName.toLowerCase()} "${text.trim().slice(0, 40)}"`;
+            if (el.disabled) {
+              el.scrollIntoView({ block: 'center', inline: 'nearest' });
+            } else {
+              el.focus();
+              if (document.activeElement !== el) { out.push(`${name} takes no focus`); continue; }
+              el.scrollIntoView({ block: 'center', inline: 'nearest' });
+            }
+            const r = el.getBoundingClientRect();
+            if (r.left < -1 || r.right > width + 1 || r.top < -1 || r.bottom > height + 1) {
+              out.push(`${name} is off screen: ${Math.round(r.left)}..${Math.round(r.right)}`);
+              continue;
+            }
+            if (el.disabled) continue;
+            const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            const label = el.closest('label');
+            if (!hit || !(el.contains(hit) || hit.contains(el) || (label && label.contains(hit))))
+              out.push(`${name} is covered by ${hit ? hit.tagName.toLowerCase() + '.'
+                + (hit.getAttribute('class') ?? '') : 'nothing'}`);
+          }
+          window.scrollTo(0, 0);
+          return { checked, out: out.slice(0, 10) };
+        }""",
+        CONTROLS,
+    )
+    assert found["checked"] > 0, "no control on the page"
+    assert not found["out"], found["out"]

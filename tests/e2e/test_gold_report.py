@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def gold_study(alice, bob):
     """Layer 1, one key of 5 prefixes: alice S S SS M M, bob SS SS SS NC NC; gold shallow
-    {1,2} + semantic {3,4,5} (S S M M M), submitted. Layer 2: a key without gold."""
+    {1,2} + semantic {3,4,5} (S S M M M), submitted. Layer 2: five keys without gold.
+    alice works 40 s a key, bob 4 s."""
     study = StudyFactory(name="gold report", vocab_size=100, n_layers=2, top_k=25)
     key_a = key_with_prefixes(5, study=study, layer=1, index=7)
     key_b = key_with_prefixes(5, study=study, layer=2, index=3)
@@ -31,6 +32,12 @@ def gold_study(alice, bob):
     annotate_key(key_a, bob, [("shallow+semantic", [1, 2, 3])])
     annotate_key(key_b, alice, [("semantic", [1, 2, 3])])
     annotate_key(key_b, bob, [("semantic", [2, 3, 4])])
+    # Four more keys that both submit, so that each has the 5 submitted keys a "fast"
+    # flag needs at least.
+    for index in range(10, 14):
+        key = key_with_prefixes(5, study=study, layer=2, index=index)
+        annotate_key(key, alice, [("semantic", [1, 2, 3])])
+        annotate_key(key, bob, [("semantic", [1, 2, 3])])
     Annotation.objects.filter(key__study=study, annotator=alice).update(active_seconds=40)
     Annotation.objects.filter(key__study=study, annotator=bob).update(active_seconds=4)
     gold = GoldAnnotation.objects.create(key=key_a, status="submitted")
@@ -64,6 +71,14 @@ def test_carol_sees_gold_in_the_report_and_the_annotator_table(page, carol, gold
     table = page.get_by_test_id("annotator-table")
     expect(table.locator("tbody tr")).to_have_count(2)
     expect(table.locator('tr[data-annotator="bob"]')).to_contain_text("fast")
+    # Each quality flag says how much evidence it needs.
+    page.get_by_text("Definitions", exact=True).click()
+    expect(page.locator('.definition[data-term="fast"] dd')).to_contain_text(
+        "over at least 5 submitted keys"
+    )
+    expect(page.locator('.definition[data-term="low_gold_agreement"] dd')).to_contain_text(
+        "over at least 3 keys with gold"
+    )
     with page.expect_download() as info:
         page.get_by_test_id("annotator-table-csv").click()
     text = Path(info.value.path()).read_text(encoding="utf-8")

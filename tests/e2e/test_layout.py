@@ -382,4 +382,195 @@ def test_the_adjudication_screen_reads_at_every_width(page, carol, tmp_path, siz
         "() => !!document.activeElement.closest('[data-testid=\"gold-column\"]')"
     ), "Tab from the grid goes to the gold"
 
+
+# --- the report and the annotator table at three widths ---------------------------------
+# (the report's own block: a study mined in 30 layers, 2 keys a layer, annotated by alice
+# and bob in layers 1-4 only, so that most layers of each table are empty)
+
+REPORT_STUDY = "SmolLM2-135M-Instruct on wiki-vital, first 3,000 sentences"
+WIDTHS = [
+    pytest.param(PHONE, id="390"),
+    pytest.param(LAPTOP, id="1024"),
+    pytest.param(WIDE, id="1440"),
+]
+
+
+@pytest.fixture
+def report_study(alice, bob):
+    from annotate.models import GoldAnnotation, GoldPattern
+    from tests.factories import StudyFactory, annotate_key, key_with_prefixes
+
+    study = StudyFactory(
+        name=REPORT_STUDY,
+        n_layers=30,
+        d_ff=1536,
+        vocab_size=49152,
+        value_agreement={
+            "format": "ffkv.value-agreement/v1",
+            "vocab_size": 49152,
+            "variants": ["without_final_norm", "with_final_norm"],
+            "final_norm": "model.norm",
+            "layers": [
+                {
+                    "layer": layer,
+                    "n_keys": 1536,
+                    "next_end": 3,
+                    "next_unknown": 1,
+                    "next_token": {"without_final_norm": layer, "with_final_norm": 2 * layer},
+                    "trigger_token": {"without_final_norm": 0, "with_final_norm": 1},
+                }
+                for layer in range(1, 31)
+            ],
+        },
+    )
+    for layer in range(1, 31):
+        for index in (100 + layer, 900 + layer):
+            key = key_with_prefixes(
+                25,
+                study=study,
+                layer=layer,
+                index=index,
+                value_top_token_ids=[1001] if index % 2 else [7],
+                perturbation={"first": 0.5, "last": 0.25, "random": 0.1} if layer <= 2 else {},
+            )
+            if layer > 4:
+                continue
+            annotate_key(key, alice, [("shallow", [1, 2, 3]), ("semantic", [4, 5, 6, 7])])
+            annotate_key(key, bob, [("shallow", [1, 2, 3, 4]), ("shallow+semantic", [8, 9, 10])])
+            if layer == 1:
+                gold = GoldAnnotation.objects.create(key=key, status="submitted")
+                pattern = GoldPattern.objects.create(
+                    gold=gold, kind="shallow", order=0, description="gold"
+                )
+                pattern.prefixes.set(list(key.prefixes.filter(rank__in=[1, 2, 3])))
+    return study
+
+
+def open_report_page(page, size: tuple[int, int], path: str) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    log_in(page, "carol", PASSWORD)
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    page.goto(path)
+
+
+def assert_cells_labelled(page, reflowed: bool) -> None:
+    """Every visible cell of every table says which column it is in. Reflowed into cards
+    (a phone), each data cell shows its column's label beside it (drawn from its
+    ``data-label``); otherwise the table shows its header row, and every column has a
+    non-empty header."""
+    found = page.evaluate(
+        """(reflowed) => {
+          const width = document.documentElement.clientWidth;
+          const out = [];
+          let cells = 0;
+          for (const table of document.querySelectorAll('main table')) {
+            if (!table.checkVisibility()) continue;
+            const name = table.dataset.testid || table.caption?.innerText || 'a table';
+            const head = table.tHead;
+            const headShown = head !== null && head.checkVisibility()
+              && head.getBoundingClientRect().height > 0;
+            if (!reflowed && !headShown) out.push(`${name}: no header row`);
+            if (reflowed && headShown) out.push(`${name}: still a wide table`);
+            const columns = head ? [...head.rows[0].cells].map((c) => c.innerText.trim()) : [];
+            if (!reflowed && columns.some((c) => c === '')) out.push(`${name}: an empty header`);
+            for (const row of table.tBodies[0]?.rows ?? []) {
+              for (const cell of row.cells) {
+                if (!cell.checkVisibility()) continue;
+                cells += 1;
+                const r = cell.getBoundingClientRect();
+                if (r.left < -1 || r.right > width + 1) out.push(`${name}: a cell off screen`);
+                if (cell.tagName === 'TH') {
+                  if (!cell.innerText.trim()) out.push(`${name}: an empty row header`);
+                  continue;
+                }
+                if (!reflowed) continue;
+                const before = getComputedStyle(cell, '::before');
+                const label = before.content.startsWith('"') ? JSON.parse(before.content) : '';
+                const drawn = before.display !== 'none' && before.visibility === 'visible'
+                  && parseFloat(before.width) > 0 && parseFloat(before.height) > 0
+                  && parseFloat(before.fontSize) >= 10;
+                if (!label.trim() || !drawn)
+                  out.push(`${name}: the cell "${cell.innerText.slice(0, 30)}" has no label`);
+              }
+            }
+          }
+          return { cells, out: [...new Set(out)].slice(0, 12) };
+        }""",
+        reflowed,
+    )
+    assert found["cells"] > 0, "no table cell on the page"
+    assert not found["out"], found["out"]
+
+
+def assert_chart_fits(page, test_id: str) -> None:
+    """The chart is as wide as the page allows or less, its title whole: no title line is
+    cut at the chart's edge, and none reaches past the screen."""
+    chart = page.get_by_test_id(test_id)
+    expect(chart).to_be_visible()
+    width = page.evaluate("document.documentElement.clientWidth")
+    chart_box = box(chart)
+    assert chart_box["x"] >= 0 and chart_box["x"] + chart_box["width"] <= width + 0.5, (
+        test_id,
+        chart_box,
+        width,
+    )
+    title = box(chart.locator("text.chart-title"))
+    assert title["x"] >= chart_box["x"] - 0.5, (test_id, "title", title, chart_box)
+    assert title["x"] + title["width"] <= chart_box["x"] + chart_box["width"] + 0.5, (
+        test_id,
+        "title",
+        title,
+        chart_box,
+    )
+    # Readable: the chart's text is not shrunk below 9 px on screen.
+    smallest = chart.evaluate(
+        "svg => Math.min(...[...svg.querySelectorAll('text')].map("
+        "t => t.getBoundingClientRect().height).filter(h => h > 0))"
+    )
+    assert smallest >= 9, (test_id, "text shrunk to", smallest)
+
+
+@pytest.mark.parametrize("size", WIDTHS)
+def test_the_report_reads_at_every_width(page, carol, report_study, size, tmp_path):
+    open_report_page(page, size, f"/manage/studies/{report_study.pk}/report")
+    expect(page.get_by_test_id("figure2-chart")).to_be_visible()
+    expect(page.get_by_test_id("agreement-table")).to_be_visible()
+    page.get_by_text("How each number is defined").click()
+    screenshot(page, tmp_path, f"report-{size[0]}", readme=False)
+
+    assert_no_horizontal_overflow(page)
+    assert_cells_labelled(page, reflowed=size == PHONE)
+    assert_chart_fits(page, "figure2-chart")
+    assert_chart_fits(page, "value-agreement-chart")
+    assert_controls_reachable(page)
+    # The layers without ratings fold into one line of each table, not 26 empty rows.
+    coverage = page.get_by_test_id("coverage-table")
+    expect(coverage.locator("tbody tr")).to_have_count(4 + 1 + 1 + 1)  # 4, folded, all, paper
+    expect(coverage.get_by_test_id("folded-layers")).to_contain_text("Layers 5–30")
+
+
+@pytest.mark.parametrize("size", WIDTHS)
+def test_the_annotator_table_reads_at_every_width(page, carol, report_study, size):
+    open_report_page(page, size, f"/manage/studies/{report_study.pk}/annotators")
+    expect(page.get_by_test_id("annotator-table")).to_be_visible()
+    page.get_by_text("Definitions").click()
+
+    assert_no_horizontal_overflow(page)
+    assert_cells_labelled(page, reflowed=size == PHONE)
+    assert_controls_reachable(page)
+
+
+def test_the_report_reads_on_a_phone_in_chinese(page, carol, report_study):
+    """Chinese labels are wider (a full em a character): the cards, the legends and the
+    wrapped titles still fit 390 px."""
+    open_report_page(page, PHONE, f"/manage/studies/{report_study.pk}/report")
+    expect(page.get_by_test_id("figure2-chart")).to_be_visible()
+    page.get_by_label("Language").select_option("zh-CN")
+    expect(page.get_by_test_id("coverage-table").get_by_test_id("folded-layers")).to_have_text(
+        "第 5–30 层：没有评分"
+    )
+    assert_no_horizontal_overflow(page)
+    assert_cells_labelled(page, reflowed=True)
+    assert_chart_fits(page, "figure2-chart")
+    assert_chart_fits(page, "value-agreement-chart")
     assert_controls_reachable(page)

@@ -224,3 +224,57 @@ def test_carol_reads_the_definitions_the_ties_and_why_a_table_is_empty(
     expect(page.get_by_test_id("jaccard-empty")).to_have_text(
         "No key has two annotators yet, so their patterns cannot be compared."
     )
+
+
+def test_carol_reads_how_far_each_number_can_be_trusted(page, carol, alice, bob):
+    """The report says how many keys stand behind its numbers: the sampled keys a layer
+    in §4's caption, a warning beside an interval on fewer than 10 keys, one line for the
+    layers without ratings, and the one key left out of §4's reading (a)."""
+    study = StudyFactory(
+        name="three layers",
+        n_layers=3,
+        d_ff=64,
+        vocab_size=49152,
+        value_agreement={
+            **_every_key_counts(3, 64),
+            "layers": [
+                {**row, "next_unknown": 1 if row["layer"] == 1 else 0}
+                for row in _every_key_counts(3, 64)["layers"]
+            ],
+        },
+    )
+    for layer in (1, 2, 3):
+        for index in (1, 2):
+            key = key_with_prefixes(
+                6, study=study, layer=layer, index=index, value_top_token_ids=[7]
+            )
+            if layer == 1:
+                annotate_key(key, alice, [("shallow", [1, 2, 3])])
+                annotate_key(key, bob, [("shallow" if index == 1 else "semantic", [1, 2, 3])])
+    log_in(page, "carol", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))  # signed in before going on
+    page.goto(f"/manage/studies/{study.pk}/report")
+
+    agreement = page.get_by_test_id("agreement-table")
+    warning = agreement.locator('tbody tr:has(th:text-is("Layer 1")) [data-testid="few-keys"]')
+    expect(warning.first).to_be_visible()
+    expect(warning.first).to_have_text("only 2 keys")
+    expect(page.get_by_test_id("agreement-table-few-keys")).to_contain_text(
+        "the interval rests on fewer than 10 keys"
+    )
+    expect(agreement.get_by_test_id("folded-layers")).to_have_text(
+        "Layers 2–3: no key with two annotators"
+    )
+    expect(page.get_by_test_id("coverage-table").get_by_test_id("folded-layers")).to_have_text(
+        "Layers 2–3: no ratings"
+    )
+    expect(page.get_by_test_id("value-agreement-table").locator("caption")).to_contain_text(
+        "Sampled keys only (2 keys a layer: a rate moves in steps of 50.0%)"
+    )
+    expect(page.get_by_test_id("value-every-key-note")).to_contain_text(
+        "Reading (a) leaves out the 1 key whose rank-1 prefix ends where a sentence was cut"
+    )
+    page.get_by_text("How each number is defined").click()
+    expect(page.locator('.definition[data-term="bootstrap"] dd')).to_contain_text(
+        "An interval that rests on fewer than 10 keys is marked"
+    )

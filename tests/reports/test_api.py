@@ -73,6 +73,17 @@ def test_carol_reads_the_report(hand_study, carol):
     assert body["filters"] == {"annotators": None, "layers": None, "submitted_only": True}
 
 
+def test_the_report_api_flags_intervals_that_rest_on_few_keys(hand_study, carol):
+    body = client_for(carol).get(f"/api/admin/studies/{hand_study.pk}/report/").json()
+    agreement = body["agreement"]
+    assert agreement["bootstrap_min_keys"] == 10
+    # Layer 1 has one key that two annotators share: an interval on one key, flagged.
+    alpha = agreement["labels"]["layers"][0]["krippendorff_alpha"]
+    assert alpha["low"] is not None
+    assert (alpha["n_keys"], alpha["few_keys"]) == (1, True)
+    assert agreement["binary"]["overall"]["raw_agreement"]["few_keys"] is True
+
+
 def test_the_report_api_serves_value_agreement_over_every_key(hand_study, carol):
     hand_study.value_agreement = {
         "format": "ffkv.value-agreement/v1",

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from annotate.models import TriggerPrefix
 from reports.report import DEFINITIONS, report_build, report_csv
 from reports.selectors import ReportFilter
+from reports.stats.bootstrap import MIN_BOOTSTRAP_KEYS
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +91,14 @@ def test_agreement_of_the_hand_study(hand_study):
     assert layer1["krippendorff_alpha"]["value"] == pytest.approx(expected)
     # Layer 2 has a single submitted coder: no unit to agree on.
     layer2 = agreement["labels"]["layers"][1]
-    assert layer2["krippendorff_alpha"] == {"value": None, "low": None, "high": None, "n_units": 0}
+    assert layer2["krippendorff_alpha"] == {
+        "value": None,
+        "low": None,
+        "high": None,
+        "n_units": 0,
+        "n_keys": 0,
+        "few_keys": False,
+    }
     # Binary: alice covers ranks 1-5, bob 1-3 → they agree on 3 of 5.
     binary = agreement["binary"]["layers"][0]
     assert binary["raw_agreement"]["value"] == pytest.approx(0.6)
@@ -146,9 +154,9 @@ def test_filters_select_annotators_and_layers(hand_study):
 def test_the_report_csv_has_one_number_per_row(hand_study):
     text = report_csv(report_build(study=hand_study))
     lines = text.splitlines()
-    assert lines[0] == "section,view,layer,annotator,metric,value,low,high,n"
-    assert "figure2,pooled,1,,shallow+semantic,0.4,,,4" in lines
-    assert "coverage,,all,,share_covered,0.5333333333333333,,,15" in lines
+    assert lines[0] == "section,view,layer,annotator,metric,value,low,high,n,interval_keys,few_keys"
+    assert "figure2,pooled,1,,shallow+semantic,0.4,,,4,," in lines
+    assert "coverage,,all,,share_covered,0.5333333333333333,,,15,," in lines
 
 
 def test_the_report_csv_writes_counts_as_integers(hand_study):
@@ -212,11 +220,11 @@ def test_the_report_has_value_agreement_over_every_key_from_the_study(hand_study
     lines = report_csv(report_build(study=hand_study)).splitlines()
     assert (
         "value_agreement_every_key,next_token/with_final_norm,2,,rate,"
-        "0.13333333333333333,0.053096554840547455,0.296813266820363,30" in lines
+        "0.13333333333333333,0.053096554840547455,0.296813266820363,30,," in lines
     )
-    assert "value_agreement_every_key,next_token/with_final_norm,2,,matches,4,,,30" in lines
-    assert "value_agreement_every_key,,all,,next_unknown,10,,,80" in lines
-    assert "value_agreement_every_key,random_baseline,all,,rate,0.01,,,100" in lines
+    assert "value_agreement_every_key,next_token/with_final_norm,2,,matches,4,,,30,," in lines
+    assert "value_agreement_every_key,,all,,next_unknown,10,,,80,," in lines
+    assert "value_agreement_every_key,random_baseline,all,,rate,0.01,,,100,," in lines
 
 
 def test_an_imported_study_has_no_counts_over_every_key_and_says_so(hand_study):
@@ -224,7 +232,7 @@ def test_an_imported_study_has_no_counts_over_every_key_and_says_so(hand_study):
     every = report["value_agreement_every_key"]
     assert (every["applicable"], every["reason"]) == (False, "not_counted")
     assert (
-        "value_agreement_every_key,not_counted,all,,applicable,0,,,"
+        "value_agreement_every_key,not_counted,all,,applicable,0,,,,,"
         in report_csv(report).splitlines()
     )
 
@@ -237,8 +245,8 @@ def test_value_agreement_does_not_apply_to_an_encoder(hand_study):
         assert (report[section]["applicable"], report[section]["reason"]) == (False, "encoder")
         assert report[section]["overall"] is None
     lines = report_csv(report).splitlines()
-    assert "value_agreement_every_key,encoder,all,,applicable,0,,," in lines
-    assert "value_agreement,encoder,all,,applicable,0,,," in lines
+    assert "value_agreement_every_key,encoder,all,,applicable,0,,,,," in lines
+    assert "value_agreement,encoder,all,,applicable,0,,,,," in lines
 
 
 def test_a_cut_sentence_leaves_the_sampled_key_out_of_the_next_token_reading(hand_study):
@@ -253,7 +261,7 @@ def test_a_cut_sentence_leaves_the_sampled_key_out_of_the_next_token_reading(han
     assert layer1["trigger_token"]["n"] == 1
     assert va["overall"]["next_token"]["n"] == 1
     lines = report_csv(report_build(study=hand_study)).splitlines()
-    assert "value_agreement,,1,,next_unknown,1,,,1" in lines
+    assert "value_agreement,,1,,next_unknown,1,,,1,," in lines
 
 
 def test_the_definitions_carry_the_mining_definitions_and_the_checkpoint_note(hand_study):
@@ -331,3 +339,67 @@ def test_the_report_page_shows_the_same_definitions_in_english_and_has_them_in_c
     assert english["definitionTexts"] == DEFINITIONS
     assert set(chinese["definitionTexts"]) == set(DEFINITIONS)
     assert set(english["terms"]) >= set(DEFINITIONS) and set(chinese["terms"]) >= set(DEFINITIONS)
+
+
+# --- intervals resting on few keys ------------------------------------------------------
+
+
+def _shared_keys_study(alice, bob, n_layer1: int):
+    """Layer 1: ``n_layer1`` keys that alice and bob both annotated (agreeing on some,
+    not on others); layer 2: one such key."""
+    study = StudyFactory(n_layers=2)
+    for k in range(n_layer1 + 1):
+        key = key_with_prefixes(6, study=study, layer=1 if k < n_layer1 else 2, index=k)
+        annotate_key(key, alice, [("shallow", [1, 2, 3])])
+        annotate_key(key, bob, [("shallow" if k % 2 else "semantic", [1, 2, 3])])
+    return study
+
+
+@pytest.mark.parametrize(
+    ("n_layer1", "few"), [(MIN_BOOTSTRAP_KEYS, False), (MIN_BOOTSTRAP_KEYS - 1, True)]
+)
+def test_an_interval_resting_on_fewer_keys_than_the_minimum_is_flagged(alice, bob, n_layer1, few):
+    report = report_build(study=_shared_keys_study(alice, bob, n_layer1), replicates=50)
+    agreement = report["agreement"]
+    assert agreement["bootstrap_min_keys"] == MIN_BOOTSTRAP_KEYS == 10
+    for view in ("labels", "binary"):
+        layer1, layer2 = agreement[view]["layers"]
+        overall = agreement[view]["overall"]
+        for metric in ("krippendorff_alpha", "fleiss_kappa", "cohen_kappa_mean", "raw_agreement"):
+            assert layer1[metric]["low"] is not None, (view, metric)
+            assert (layer1[metric]["n_keys"], layer1[metric]["few_keys"]) == (n_layer1, few)
+            # One key: an interval (every resample is that key) flagged as resting on it.
+            assert (layer2[metric]["n_keys"], layer2[metric]["few_keys"]) == (1, True)
+            assert (overall[metric]["n_keys"], overall[metric]["few_keys"]) == (n_layer1 + 1, False)
+    # report.json says it where it defines the intervals.
+    assert "fewer than 10 keys" in report["definitions"]["bootstrap"]
+
+
+def test_a_layer_without_an_interval_is_not_flagged(hand_study):
+    layer2 = report_build(study=hand_study)["agreement"]["labels"]["layers"][1]
+    # Layer 2 has one submitted coder: no key to resample, no interval, no warning.
+    assert layer2["raw_agreement"] == {
+        "value": None,
+        "low": None,
+        "high": None,
+        "n_units": 0,
+        "n_keys": 0,
+        "few_keys": False,
+    }
+
+
+def test_the_report_csv_flags_an_interval_on_few_keys_beside_it(alice, bob):
+    study = _shared_keys_study(alice, bob, MIN_BOOTSTRAP_KEYS)
+    rows = list(csv.DictReader(io.StringIO(report_csv(report_build(study=study, replicates=50)))))
+    alpha = {
+        row["layer"]: row
+        for row in rows
+        if (row["section"], row["view"], row["metric"])
+        == ("agreement", "labels", "krippendorff_alpha")
+    }
+    assert (alpha["1"]["interval_keys"], alpha["1"]["few_keys"]) == ("10", "False")
+    assert (alpha["2"]["interval_keys"], alpha["2"]["few_keys"]) == ("1", "True")
+    assert (alpha["all"]["interval_keys"], alpha["all"]["few_keys"]) == ("11", "False")
+    # Rows without a bootstrap interval leave both cells empty.
+    coverage = next(row for row in rows if row["section"] == "coverage")
+    assert (coverage["interval_keys"], coverage["few_keys"]) == ("", "")

@@ -942,6 +942,8 @@ export interface components {
             raw_agreement_with_gold: number | null;
             /** @description Prefixes rated by them and by gold. */
             gold_units: number;
+            /** @description Keys rated by them and by gold. */
+            gold_keys: number;
             checks_n: number;
             /** Format: double */
             check_accuracy: number | null;
@@ -1737,6 +1739,8 @@ export interface components {
             coders: string[];
             bootstrap_replicates: number;
             bootstrap_seed: number;
+            /** @description An interval over fewer keys than this is marked few_keys. */
+            bootstrap_min_keys: number;
             /** @description On the four labels. */
             labels: components["schemas"]["ReportAgreementBlock"];
             /** @description On covered / not-covered. */
@@ -1829,6 +1833,10 @@ export interface components {
             /** Format: double */
             high: number | null;
             n_units: number;
+            /** @description Keys the bootstrap resampled. */
+            n_keys: number;
+            /** @description There is an interval and it rests on fewer than bootstrap_min_keys keys. */
+            few_keys: boolean;
         };
         ReportFigure2: {
             pooled: components["schemas"]["ReportFigure2Block"];
@@ -3200,7 +3208,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One row per annotator: username,keys_done,median_active_seconds,patterns_per_key,coverage,alpha_with_others,alpha_units,kappa_with_gold,raw_agreement_with_gold,gold_units,checks_n,check_accuracy,check_kappa,flags,quality_flags */
+            /** @description One row per annotator: username,keys_done,median_active_seconds,patterns_per_key,coverage,alpha_with_others,alpha_units,kappa_with_gold,raw_agreement_with_gold,gold_units,gold_keys,checks_n,check_accuracy,check_kappa,flags,quality_flags. Quality flags (joined by |) need a minimum of evidence: fast: keys_done ≥ 5; low_gold_agreement: gold_keys ≥ 3; few_patterns: keys_done ≥ 5; low_check_accuracy: checks_n ≥ 3. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3534,7 +3542,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One number per row: section,view,layer,annotator,metric,value,low,high,n */
+            /** @description One number per row: section,view,layer,annotator,metric,value,low,high,n,interval_keys,few_keys */
             200: {
                 headers: {
                     [name: string]: unknown;

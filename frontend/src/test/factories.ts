@@ -119,7 +119,7 @@ function estimate(
   low: number | null = null,
   high: number | null = null,
 ): ReportEstimate {
-  return { value, low, high, n_units: 10 };
+  return { value, low, high, n_units: 10, n_keys: 12, few_keys: false };
 }
 
 /**
@@ -227,6 +227,7 @@ export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
       coders: ['alice', 'bob'],
       bootstrap_replicates: 1000,
       bootstrap_seed: 0,
+      bootstrap_min_keys: 10,
       gold_as_coder: false,
       gold_coder: '(gold)',
       labels: {
@@ -362,6 +363,7 @@ export function makeAnnotatorTable(overrides: Partial<AnnotatorTable> = {}): Ann
     kappa_with_gold: 2 / 3,
     raw_agreement_with_gold: 0.8,
     gold_units: 5,
+    gold_keys: 1,
     checks_n: 1,
     check_accuracy: 0.6,
     check_kappa: 0.375,

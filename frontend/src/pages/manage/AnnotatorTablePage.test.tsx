@@ -33,6 +33,34 @@ describe('annotator table', () => {
     );
   });
 
+  it('names the column of every cell, and the keys behind κ with gold', async () => {
+    mockApi({ [TABLE]: () => json(200, makeAnnotatorTable()) });
+    renderApp({ path: '/manage/studies/7/annotators', user: carol });
+    const table = await screen.findByTestId('annotator-table');
+    const cells = Array.from(table.querySelectorAll('td'));
+    expect(cells).toHaveLength(2 * 11);
+    for (const cell of cells) expect(cell.getAttribute('data-label')).toBeTruthy();
+    const alice = table.querySelector('tr[data-annotator="alice"]')!;
+    expect(within(alice as HTMLElement).getByTestId('kappa-with-gold')).toHaveTextContent(
+      '0.667 (1 key)',
+    );
+    expect(within(alice as HTMLElement).getByTestId('kappa-with-gold')).toHaveAttribute(
+      'data-label',
+      'κ with gold',
+    );
+    // No quality flag: a dash, not an empty cell.
+    expect(within(alice as HTMLElement).getByTestId('quality-flags')).toHaveTextContent('—');
+  });
+
+  it('states the minimum evidence of each quality flag among the definitions', async () => {
+    mockApi({ [TABLE]: () => json(200, makeAnnotatorTable()) });
+    renderApp({ path: '/manage/studies/7/annotators', user: carol });
+    await screen.findByTestId('annotator-table');
+    expect(document.querySelector('.definition[data-term="fast"]')).toHaveTextContent(
+      'over at least 5 submitted keys',
+    );
+  });
+
   it('says so when nobody has annotated yet', async () => {
     mockApi({ [TABLE]: () => json(200, makeAnnotatorTable({ annotators: [] })) });
     renderApp({ path: '/manage/studies/7/annotators', user: carol });

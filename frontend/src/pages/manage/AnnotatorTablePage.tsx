@@ -8,10 +8,13 @@ import { errorMessage } from '../../api/errorMessage';
 import type { AnnotatorTableRow } from '../../api/types';
 import { Loading } from '../../components/Loading';
 import { adminKeys } from './adminKeys';
-import { makeFormatters } from './report/format';
+import { DASH, makeFormatters } from './report/format';
 import type { Formatters } from './report/format';
 
-type Column = Exclude<keyof AnnotatorTableRow, 'alpha_units' | 'gold_units' | 'check_kappa'>;
+type Column = Exclude<
+  keyof AnnotatorTableRow,
+  'alpha_units' | 'gold_units' | 'gold_keys' | 'check_kappa'
+>;
 
 const COLUMNS: readonly Column[] = [
   'username',
@@ -75,28 +78,26 @@ export function AnnotatorTablePage() {
           {t('annotatorTable.empty')}
         </p>
       ) : (
-        <div className="chart-scroll">
-          <table className="assignments report-table" data-testid="annotator-table">
-            <caption>{t('annotatorTable.caption')}</caption>
-            <thead>
-              <tr>
-                {COLUMNS.map((column) => (
-                  <th scope="col" key={column}>
-                    {t(`annotatorTable.columns.${column}`)}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {data.annotators.map((row) => (
-                <tr key={row.username} data-annotator={row.username}>
-                  <th scope="row">{row.username}</th>
-                  <Cells row={row} f={f} seconds={seconds} />
-                </tr>
+        <table className="assignments report-table" data-testid="annotator-table">
+          <caption>{t('annotatorTable.caption')}</caption>
+          <thead>
+            <tr>
+              {COLUMNS.map((column) => (
+                <th scope="col" key={column}>
+                  {t(`annotatorTable.columns.${column}`)}
+                </th>
               ))}
-            </tbody>
-          </table>
-        </div>
+            </tr>
+          </thead>
+          <tbody>
+            {data.annotators.map((row) => (
+              <tr key={row.username} data-annotator={row.username}>
+                <th scope="row">{row.username}</th>
+                <Cells row={row} f={f} seconds={seconds} />
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
       <details className="card definitions">
         <summary>{t('annotatorTable.definitions')}</summary>
@@ -127,20 +128,39 @@ function Cells({
   seconds: (value: number | null) => string;
 }) {
   const { t } = useTranslation();
+  // Each cell names its column (shown beside it where the table reflows into cards).
+  const label = (column: Column) => t(`annotatorTable.columns.${column}`);
   return (
     <>
-      <td>{f.count(row.keys_done)}</td>
-      <td data-testid="median-active">{seconds(row.median_active_seconds)}</td>
-      <td>{f.twoDecimals(row.patterns_per_key)}</td>
-      <td>{f.percent(row.coverage)}</td>
-      <td className="number">{f.decimal(row.alpha_with_others)}</td>
-      <td className="number">{f.decimal(row.kappa_with_gold)}</td>
-      <td className="number">{f.percent(row.raw_agreement_with_gold)}</td>
-      <td>{f.count(row.checks_n)}</td>
-      <td className="number">{f.percent(row.check_accuracy)}</td>
-      <td>{f.count(row.flags)}</td>
-      <td data-testid="quality-flags">
-        {row.quality_flags.map((flag) => t(`annotatorTable.quality.${flag}`)).join(', ')}
+      <td data-label={label('keys_done')}>{f.count(row.keys_done)}</td>
+      <td data-label={label('median_active_seconds')} data-testid="median-active">
+        {seconds(row.median_active_seconds)}
+      </td>
+      <td data-label={label('patterns_per_key')}>{f.twoDecimals(row.patterns_per_key)}</td>
+      <td data-label={label('coverage')}>{f.percent(row.coverage)}</td>
+      <td className="number" data-label={label('alpha_with_others')}>
+        {f.decimal(row.alpha_with_others)}
+      </td>
+      <td className="number" data-label={label('kappa_with_gold')} data-testid="kappa-with-gold">
+        {row.kappa_with_gold === null
+          ? f.decimal(row.kappa_with_gold)
+          : t('annotatorTable.withKeys', {
+              value: f.decimal(row.kappa_with_gold),
+              count: row.gold_keys,
+            })}
+      </td>
+      <td className="number" data-label={label('raw_agreement_with_gold')}>
+        {f.percent(row.raw_agreement_with_gold)}
+      </td>
+      <td data-label={label('checks_n')}>{f.count(row.checks_n)}</td>
+      <td className="number" data-label={label('check_accuracy')}>
+        {f.percent(row.check_accuracy)}
+      </td>
+      <td data-label={label('flags')}>{f.count(row.flags)}</td>
+      <td data-label={label('quality_flags')} data-testid="quality-flags">
+        {row.quality_flags.length > 0
+          ? row.quality_flags.map((flag) => t(`annotatorTable.quality.${flag}`)).join(', ')
+          : DASH}
       </td>
     </>
   );

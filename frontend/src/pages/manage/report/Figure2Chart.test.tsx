@@ -183,3 +183,84 @@ describe('SVG serialiser', () => {
     expect(safeFileName('研究 1')).toBe('研究-1');
   });
 });
+
+describe('on a narrow screen', () => {
+  function barsOfLayers(count: number): ChartBar[] {
+    const row = makeReport().figure2.pooled.layers[0]!;
+    return barsOf(
+      Array.from({ length: count }, (_, i) => ({ ...row, layer: i + 1 })),
+      makeReport().figure2.pooled.overall,
+    );
+  }
+
+  function renderNarrow(bars: ChartBar[], maxWidth: number, title = 'Figure 2') {
+    const { container } = render(
+      <Figure2Chart
+        bars={bars}
+        title={title}
+        labelNames={labelNames}
+        axisTitle="Share"
+        emptyText="no data"
+        formatShare={(share) => `${share}`}
+        note="Layers without ratings (not drawn): 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29"
+        maxWidth={maxWidth}
+      />,
+    );
+    return container.querySelector('svg')!;
+  }
+
+  it('fits the width it is given, legend under the plot, title and note wrapped', () => {
+    const title = 'SmolLM2-135M-Instruct on wiki-vital: share of trigger prefixes per label';
+    const svg = renderNarrow(barsOfLayers(4), 358, title);
+    expect(Number(svg.getAttribute('width'))).toBe(358);
+    expect(svg.getAttribute('viewBox')).toBe(`0 0 358 ${svg.getAttribute('height')}`);
+    // Every bar is inside the chart, the legend below the plot (not to its right).
+    const bars = Array.from(svg.querySelectorAll('rect.bar-segment'));
+    const plot = svg.querySelector('g.plot-row')!.getAttribute('transform')!;
+    const [left, top] = plot.match(/[\d.]+/g)!.map(Number) as [number, number];
+    for (const bar of bars) {
+      const right = left + Number(bar.getAttribute('x')) + Number(bar.getAttribute('width'));
+      expect(right).toBeLessThanOrEqual(358);
+    }
+    const legend = svg.querySelector('g.legend')!.getAttribute('transform')!;
+    const [legendX, legendY] = legend.match(/[\d.]+/g)!.map(Number) as [number, number];
+    expect(legendY).toBeGreaterThanOrEqual(top + PLOT_HEIGHT);
+    expect(legendX).toBeLessThan(358 / 2);
+    const titleLines = Array.from(svg.querySelectorAll('text.chart-title tspan'));
+    expect(titleLines.length).toBeGreaterThan(1);
+    expect(titleLines.map((line) => line.textContent).join(' ')).toBe(title);
+    const titleX = Number(svg.querySelector('text.chart-title')!.getAttribute('x'));
+    for (const line of titleLines) {
+      expect(titleX + textWidth(line.textContent ?? '', 15)).toBeLessThanOrEqual(358);
+    }
+    const noteLines = Array.from(svg.querySelectorAll('text.left-out tspan'));
+    expect(noteLines.length).toBeGreaterThan(1);
+    for (const line of noteLines) {
+      expect(textWidth(line.textContent ?? '', 11)).toBeLessThanOrEqual(358);
+    }
+  });
+
+  it('puts bars that do not fit side by side into further rows, each inside the width', () => {
+    const svg = renderNarrow(barsOfLayers(30), 358);
+    expect(Number(svg.getAttribute('width'))).toBe(358);
+    const rows = Array.from(svg.querySelectorAll('g.plot-row'));
+    expect(rows.length).toBeGreaterThan(1);
+    expect(svg.querySelectorAll('g.bar')).toHaveLength(31);
+    for (const row of rows) {
+      const left = Number(row.getAttribute('transform')!.match(/[\d.]+/)![0]);
+      for (const bar of Array.from(row.querySelectorAll('rect.bar-segment'))) {
+        const right = left + Number(bar.getAttribute('x')) + Number(bar.getAttribute('width'));
+        expect(right).toBeLessThanOrEqual(358);
+      }
+    }
+    // A segment's height is still its share of the plot.
+    const shallow = svg.querySelector('g.bar[data-layer="1"] rect[data-label="shallow"]');
+    expect(Number(shallow?.getAttribute('height'))).toBeCloseTo(0.4 * PLOT_HEIGHT, 6);
+  });
+
+  it('keeps its own layout where it fits', () => {
+    const svg = renderNarrow(barsOfLayers(2), 2000);
+    expect(Number(svg.getAttribute('width'))).toBe(chartSize(3).width);
+    expect(svg.querySelectorAll('g.plot-row')).toHaveLength(1);
+  });
+});

@@ -274,9 +274,9 @@ describe('report page', () => {
     );
   });
 
-  it('explains the dashes of a layer where no key has two annotators', async () => {
+  it('folds a layer where no key has two annotators into one line that says so', async () => {
     const report = makeReport();
-    const none = { value: null, low: null, high: null, n_units: 0 };
+    const none = { value: null, low: null, high: null, n_units: 0, n_keys: 0, few_keys: false };
     report.agreement.labels.layers[1] = {
       layer: 2,
       krippendorff_alpha: none,
@@ -290,17 +290,20 @@ describe('report page', () => {
     });
     renderApp({ path: '/manage/studies/7/report', user: carol });
     await screen.findByTestId('figure2-chart');
-    expect(screen.getByTestId('agreement-table')).toHaveTextContent('0.743 [0.612, 0.851]');
-    expect(screen.getByTestId('agreement-table-dash')).toHaveTextContent(
-      '— : no key of that layer has two annotators yet.',
+    const table = screen.getByTestId('agreement-table');
+    expect(table).toHaveTextContent('0.743 [0.612, 0.851]');
+    expect(within(table).getByTestId('folded-layers')).toHaveTextContent(
+      'Layer 2: no key with two annotators',
     );
-    expect(screen.queryByTestId('agreement-binary-table-dash')).toBeNull();
+    expect(
+      within(screen.getByTestId('agreement-binary-table')).queryByTestId('folded-layers'),
+    ).toBeNull();
   });
 
   it('says why a table is empty', async () => {
     const report = makeReport();
     // alice and bob annotated different keys: no prefix has two annotators.
-    const none = { value: null, low: null, high: null, n_units: 0 };
+    const none = { value: null, low: null, high: null, n_units: 0, n_keys: 0, few_keys: false };
     const empty = (layer: number | null) => ({
       layer,
       krippendorff_alpha: none,
@@ -402,7 +405,10 @@ describe('report page', () => {
 
     const coverage = screen.getByTestId('gold-coverage-table');
     expect(within(coverage).getAllByTestId('gold-coverage-share')[0]).toHaveTextContent('80.0%');
-    expect(within(coverage).getAllByTestId('gold-coverage-share')[1]).toHaveTextContent('—');
+    // Layer 2 has no gold: one folded line instead of a row of dashes.
+    expect(within(coverage).getByTestId('folded-layers')).toHaveTextContent(
+      'Layer 2: no submitted gold',
+    );
 
     const table = screen.getByTestId('gold-agreement-table');
     const alice = table.querySelector('tr[data-annotator="alice"]');
@@ -454,5 +460,163 @@ describe('report page', () => {
     mockApi({});
     renderApp({ path: '/manage/studies/7/report', user: alice });
     expect(screen.getByTestId('staff-only')).toBeInTheDocument();
+  });
+});
+
+/** The report of a study mined in 30 layers whose annotations are in layers 1 and 2. */
+function thirtyLayerReport() {
+  const report = makeReport();
+  const layers = Array.from({ length: 28 }, (_, i) => i + 3);
+  const noShares = { shallow: null, semantic: null, shallow_semantic: null, not_covered: null };
+  const zero = { shallow: 0, semantic: 0, shallow_semantic: 0, not_covered: 0 };
+  const none = { value: null, low: null, high: null, n_units: 0, n_keys: 0, few_keys: false };
+  report.figure2.pooled.layers.push(
+    ...layers.map((layer) => ({ layer, n: 0, ties: 0, counts: zero, shares: noShares })),
+  );
+  report.coverage.layers.push(
+    ...layers.map((layer) => ({
+      layer,
+      n_prefixes: 0,
+      covered: 0,
+      share_covered: null,
+      n_annotations: 0,
+      n_patterns: 0,
+      mean_patterns_per_key: null,
+    })),
+  );
+  for (const block of [report.agreement.labels, report.agreement.binary]) {
+    block.layers.push(
+      ...layers.map((layer) => ({
+        layer,
+        krippendorff_alpha: none,
+        fleiss_kappa: none,
+        cohen_kappa_mean: none,
+        raw_agreement: none,
+      })),
+    );
+  }
+  report.pattern_jaccard.layers.push(...layers.map((layer) => ({ layer, mean: null, n_keys: 0 })));
+  report.pattern_jaccard.pairs[0]!.layers.push(
+    ...layers.map((layer) => ({ layer, mean: null, n_keys: 0 })),
+  );
+  return report;
+}
+
+async function openReport(report: ReturnType<typeof makeReport>) {
+  mockApi({
+    [STUDY]: () => json(200, makeStudy()),
+    [REPORT]: () => json(200, report),
+  });
+  renderApp({ path: '/manage/studies/7/report', user: carol });
+  await screen.findByTestId('figure2-chart');
+}
+
+describe('report tables', () => {
+  it('fold the layers without data into one line each, not 28 empty rows', async () => {
+    await openReport(thirtyLayerReport());
+    const coverage = screen.getByTestId('coverage-table');
+    // Layers 1, 2, the folded line, all layers, the paper.
+    expect(coverage.querySelectorAll('tbody tr')).toHaveLength(5);
+    expect(within(coverage).getByTestId('folded-layers')).toHaveTextContent(
+      'Layers 3–30: no ratings',
+    );
+    for (const [testId, why] of [
+      ['agreement-table', 'Layers 3–30: no key with two annotators'],
+      ['agreement-binary-table', 'Layers 3–30: no key with two annotators'],
+      ['jaccard-table', 'Layers 2–30: no key compared'],
+    ] as const) {
+      const table = screen.getByTestId(testId);
+      expect(within(table).getByTestId('folded-layers'), testId).toHaveTextContent(why);
+      expect(table.querySelectorAll('tbody tr').length, testId).toBeLessThanOrEqual(4);
+    }
+    // The folded line spans the whole row.
+    const folded = within(coverage).getByTestId('folded-layers').querySelector('th');
+    expect(folded).toHaveAttribute('colspan', '7');
+  });
+
+  it('name the column of every cell, for the cards a phone shows', async () => {
+    await openReport(thirtyLayerReport());
+    const cells = document.querySelectorAll('table.report-table td');
+    expect(cells.length).toBeGreaterThan(40);
+    for (const cell of Array.from(cells)) {
+      expect(cell.getAttribute('data-label')?.trim(), cell.textContent ?? '').toBeTruthy();
+    }
+    // The label is the column's header.
+    const agreement = screen.getByTestId('agreement-table');
+    const alpha = agreement.querySelector('tbody tr td');
+    expect(alpha).toHaveAttribute('data-label', "Krippendorff's α");
+  });
+
+  it('mark an interval that rests on few keys, beside it and in a note, in both languages', async () => {
+    const report = makeReport();
+    report.agreement.labels.layers[0]!.krippendorff_alpha = {
+      value: 0.5,
+      low: 0.2,
+      high: 0.8,
+      n_units: 50,
+      n_keys: 3,
+      few_keys: true,
+    };
+    await openReport(report);
+    const table = screen.getByTestId('agreement-table');
+    const warnings = within(table).getAllByTestId('few-keys');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.closest('td')).toHaveTextContent('0.500 [0.200, 0.800]only 3 keys');
+    expect(screen.getByTestId('agreement-table-few-keys')).toHaveTextContent(
+      'the interval rests on fewer than 10 keys',
+    );
+    expect(screen.queryByTestId('agreement-binary-table-few-keys')).toBeNull();
+    await act(() => i18n.changeLanguage('zh-CN'));
+    try {
+      expect(within(table).getByTestId('few-keys')).toHaveTextContent('仅 3 个键');
+      expect(screen.getByTestId('agreement-table-few-keys')).toHaveTextContent('少于 10 个键');
+    } finally {
+      await act(() => i18n.changeLanguage('en'));
+    }
+  });
+});
+
+describe('§4 captions', () => {
+  it("say the study's own number of sampled keys a layer, in proper plurals", async () => {
+    const report = makeReport();
+    await openReport(report);
+    // makeReport: 2 sampled keys in each layer, 1 key left out of reading (a) overall.
+    expect(screen.getByTestId('value-agreement-table')).toHaveTextContent(
+      'Sampled keys only (2 keys a layer: a rate moves in steps of 50.0%)',
+    );
+    expect(screen.getByTestId('value-agreement-table')).not.toHaveTextContent('about 10');
+  });
+
+  it('say "1 key" and "no key" where that is the count', async () => {
+    const report = makeReport();
+    for (const row of report.value_agreement.layers) row.n_keys = 1;
+    report.value_agreement_every_key.overall!.next_unknown = 1;
+    await openReport(report);
+    expect(screen.getByTestId('value-agreement-table')).toHaveTextContent(
+      '(1 key a layer: a rate moves in steps of 100.0%)',
+    );
+    expect(screen.getByTestId('value-every-key-note')).toHaveTextContent(
+      'Reading (a) leaves out the 1 key whose rank-1 prefix ends where a sentence was cut (its',
+    );
+  });
+
+  it('give the range where layers differ, and the note says when no key is left out', async () => {
+    const report = makeReport();
+    report.value_agreement.layers[0]!.n_keys = 3;
+    report.value_agreement.layers[1]!.n_keys = 10;
+    report.value_agreement_every_key.overall!.next_unknown = 0;
+    await openReport(report);
+    expect(screen.getByTestId('value-agreement-table')).toHaveTextContent(
+      '(3 to 10 keys a layer: a rate moves in steps of 10.0% or more)',
+    );
+    expect(screen.getByTestId('value-every-key-note')).toHaveTextContent(
+      'Reading (a) leaves out no key',
+    );
+    await act(() => i18n.changeLanguage('zh-CN'));
+    try {
+      expect(screen.getByTestId('value-agreement-table')).toHaveTextContent('每层 3 到 10 个');
+    } finally {
+      await act(() => i18n.changeLanguage('en'));
+    }
   });
 });

@@ -24,6 +24,7 @@ import {
   PerturbationTable,
 } from './ReportTables';
 import { downloadBlob, safeFileName, serializeSvg, svgSize, svgToPng } from './svgExport';
+import { useWidth } from './useWidth';
 import { ValueAgreementSection } from './ValueAgreementSection';
 
 export const DEFAULT_QUERY: ReportQuery = {
@@ -227,6 +228,7 @@ function ReportBody({
   const [annotator, setAnnotator] = useState<string>('');
   const [downloadError, setDownloadError] = useState<string | null>(null);
   const svgRef = useRef<SVGSVGElement>(null);
+  const [chartFrame, chartWidth] = useWidth<HTMLDivElement>();
 
   const perAnnotator = report.figure2.per_annotator;
   const chosen = perAnnotator.find((block) => block.annotator === annotator) ?? perAnnotator[0];
@@ -334,7 +336,7 @@ function ReportBody({
           )}
         </fieldset>
         {block ? (
-          <div className="chart-scroll">
+          <div className="chart-fit" ref={chartFrame}>
             <Figure2Chart
               bars={bars}
               title={title}
@@ -347,6 +349,7 @@ function ReportBody({
                   ? t('report.figure2.leftOut', { layers: layerRanges(leftOut) })
                   : undefined
               }
+              maxWidth={chartWidth}
               svgRef={svgRef}
             />
           </div>

@@ -16,14 +16,15 @@ const SERIES: ValueSeries[] = [
 ];
 const THIRTY = Array.from({ length: 30 }, (_, i) => i + 1);
 
-function renderChart(layers: number[]) {
+function renderChart(layers: number[], maxWidth?: number, title = '§4') {
   const block = makeEveryKey(layers);
   render(
     <ValueAgreementChart
       rows={block.layers}
       series={SERIES}
       baseline={block.random_baseline}
-      title="§4"
+      title={title}
+      maxWidth={maxWidth}
       axisTitle="rate"
       baselineLabel="random"
       shortLayer={(layer) => `L${layer}`}
@@ -120,6 +121,35 @@ describe('§4 chart over every key', () => {
     expect(group.querySelectorAll('circle.point')).toHaveLength(2);
     expect(group.querySelector('path')?.getAttribute('d')?.match(/M/g)).toHaveLength(2);
     expect(screen.getByTestId('value-agreement-chart').querySelector('line.baseline')).toBeNull();
+  });
+});
+
+describe('§4 chart on a narrow screen', () => {
+  it('fits 30 layers into 358 px: narrower slots, every fifth layer named, the title wrapped', () => {
+    const title = "§4: the value's top token vs the rank-1 prefix, every key, per layer";
+    const { svg } = renderChart(THIRTY, 358, title);
+    expect(Number(svg.getAttribute('width'))).toBe(358);
+    const points = Array.from(
+      svg.querySelectorAll(
+        'g.series[data-reading="next_token"][data-variant="with_final_norm"] circle.point',
+      ),
+    );
+    expect(points).toHaveLength(30);
+    const plotLeft = 64;
+    for (const point of points) {
+      expect(plotLeft + Number(point.getAttribute('cx'))).toBeLessThanOrEqual(358);
+    }
+    const names = Array.from(svg.querySelectorAll('text.layer-name')).map((t) => t.textContent);
+    expect(names).toEqual(['L1', 'L6', 'L11', 'L16', 'L21', 'L26']);
+    const lines = Array.from(svg.querySelectorAll('text.chart-title tspan'));
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.map((line) => line.textContent).join(' ')).toBe(title);
+  });
+
+  it('keeps its own width where it fits', () => {
+    const { svg } = renderChart(THIRTY, 1400);
+    expect(Number(svg.getAttribute('width'))).toBe(64 + 30 * 30 + 16);
+    expect(svg.querySelectorAll('text.layer-name')).toHaveLength(30);
   });
 });
 

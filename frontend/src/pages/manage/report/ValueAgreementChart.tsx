@@ -3,7 +3,7 @@ import type {
   ReportValueAgreementEveryKeyRow,
   ValueAgreementVariant,
 } from '../../../api/types';
-import { textWidth } from './Figure2Chart';
+import { textWidth, wrapText } from './Figure2Chart';
 
 export const READINGS = ['next_token', 'trigger_token'] as const;
 export type Reading = (typeof READINGS)[number];
@@ -25,9 +25,13 @@ const DASHED: Record<ValueAgreementVariant, boolean> = {
 };
 
 export const VALUE_PLOT_HEIGHT = 220;
-// 30 layers at 30 units each keep every layer's label and its four whiskers apart.
+// 30 layers at 30 units each keep every layer's label and its four whiskers apart. On a
+// narrower screen the slots narrow down to MIN_SLOT (the points shrink, and only every
+// 2nd, 5th or 10th layer is named) so that the chart fits the width.
 const SLOT = 30;
+const MIN_SLOT = 8;
 const DODGE = 5;
+const LAYER_LABEL_ROOM = 24;
 // The legend sits under the layer labels, so that 30 layers fit a 1024 px screen
 // without scrolling sideways to read it.
 const MARGIN = { top: 44, right: 16, bottom: 40, left: 64 };
@@ -39,6 +43,7 @@ const BASELINE = '#8a8f98';
 const FONT =
   "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
 const TITLE_SIZE = 15;
+const TITLE_LINE = 19;
 
 /** The smallest 1, 2 or 5 × 10^k at least ``x`` (x > 0). */
 function niceStep(x: number): number {
@@ -77,6 +82,13 @@ export interface ValueAgreementChartProps {
   longLayer: (layer: number) => string;
   /** "0.33% [0.10%, 0.71%] (5/1,533)" on hover. */
   describe: (rate: ReportRate) => string;
+  /** The room on screen, in px: the layers' slots narrow to fit it (down to MIN_SLOT). */
+  maxWidth?: number | null;
+}
+
+/** Name every `step`-th layer (1, 2, 5 or 10) so that the names keep apart at `slot`. */
+function labelStep(slot: number): number {
+  return [1, 2, 5, 10].find((step) => step * slot >= LAYER_LABEL_ROOM) ?? 10;
 }
 
 /**
@@ -94,24 +106,47 @@ export function ValueAgreementChart({
   shortLayer,
   longLayer,
   describe,
+  maxWidth,
 }: ValueAgreementChartProps) {
   const highs = rows.flatMap((row) => series.map((s) => rateOf(row, s)?.high ?? 0));
   const { top, ticks, decimals } = valueScale(Math.max(0, baseline ?? 0, ...highs));
-  const plotWidth = Math.max(rows.length, 1) * SLOT;
+  const n = Math.max(rows.length, 1);
   const legendWidth =
     Math.max(...series.map((s) => textWidth(s.name, 12)), textWidth(baselineLabel, 12)) + 30;
-  const width = Math.ceil(
+  const natural = Math.ceil(
     Math.max(
-      MARGIN.left + plotWidth + MARGIN.right,
+      MARGIN.left + n * SLOT + MARGIN.right,
       MARGIN.left + legendWidth + MARGIN.right,
       MARGIN.left + textWidth(title, TITLE_SIZE) + 16,
     ),
   );
+  const narrow = maxWidth != null && maxWidth > 0 && natural > maxWidth;
+  // Past MIN_SLOT a layer the chart scales down with the screen instead (styles).
+  const width = narrow
+    ? Math.ceil(
+        Math.max(
+          Math.floor(maxWidth),
+          MARGIN.left + n * MIN_SLOT + MARGIN.right,
+          16 + legendWidth + MARGIN.right,
+        ),
+      )
+    : natural;
+  const slot = narrow
+    ? Math.max(MIN_SLOT, Math.min(SLOT, (width - MARGIN.left - MARGIN.right) / n))
+    : SLOT;
+  const dodge = (DODGE * slot) / SLOT;
+  const radius = slot < SLOT / 2 ? 2 : 3;
+  const step = labelStep(slot);
+  const plotWidth = n * slot;
+  const titleLeft = narrow ? 16 : MARGIN.left;
+  const titleLines = narrow ? wrapText(title, width - 32, TITLE_SIZE) : [title];
+  const plotTop = MARGIN.top + (titleLines.length - 1) * TITLE_LINE;
+  const legendLeft = narrow ? 16 : MARGIN.left;
   const legendRows = series.length + (baseline !== null ? 1 : 0);
-  const legendTop = MARGIN.top + VALUE_PLOT_HEIGHT + MARGIN.bottom;
+  const legendTop = plotTop + VALUE_PLOT_HEIGHT + MARGIN.bottom;
   const height = legendTop + legendRows * LEGEND_ROW + 8;
   const y = (value: number) => VALUE_PLOT_HEIGHT - (value / top) * VALUE_PLOT_HEIGHT;
-  const x = (i: number, s: number) => i * SLOT + SLOT / 2 + (s - (series.length - 1) / 2) * DODGE;
+  const x = (i: number, s: number) => i * slot + slot / 2 + (s - (series.length - 1) / 2) * dodge;
 
   return (
     <svg
@@ -126,10 +161,21 @@ export function ValueAgreementChart({
     >
       <title id="value-agreement-title">{title}</title>
       <rect x={0} y={0} width={width} height={height} fill="#ffffff" />
-      <text x={MARGIN.left} y={24} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
-        {title}
+      <text
+        className="chart-title"
+        x={titleLeft}
+        y={24}
+        fontSize={TITLE_SIZE}
+        fontWeight={600}
+        fill={TEXT}
+      >
+        {titleLines.map((line, i) => (
+          <tspan key={i} x={titleLeft} dy={i === 0 ? 0 : TITLE_LINE}>
+            {line}
+          </tspan>
+        ))}
       </text>
-      <g transform={`translate(${MARGIN.left},${MARGIN.top})`}>
+      <g transform={`translate(${MARGIN.left},${plotTop})`}>
         {ticks.map((tick) => (
           <g key={tick} className="tick">
             <line x1={0} x2={plotWidth} y1={y(tick)} y2={y(tick)} stroke={GRID} strokeWidth={1} />
@@ -161,18 +207,21 @@ export function ValueAgreementChart({
             <title>{baselineLabel}</title>
           </line>
         )}
-        {rows.map((row, i) => (
-          <text
-            key={row.layer ?? 'all'}
-            x={i * SLOT + SLOT / 2}
-            y={VALUE_PLOT_HEIGHT + 16}
-            fontSize={11}
-            textAnchor="middle"
-            fill={TEXT}
-          >
-            {shortLayer(row.layer ?? 0)}
-          </text>
-        ))}
+        {rows.map((row, i) =>
+          i % step === 0 ? (
+            <text
+              key={row.layer ?? 'all'}
+              className="layer-name"
+              x={i * slot + slot / 2}
+              y={VALUE_PLOT_HEIGHT + 16}
+              fontSize={11}
+              textAnchor="middle"
+              fill={TEXT}
+            >
+              {shortLayer(row.layer ?? 0)}
+            </text>
+          ) : null,
+        )}
         {series.map((s, si) => {
           const color = READING_COLOR[s.reading];
           // A layer without a rate (no key with a known next token) breaks the line.
@@ -224,8 +273,8 @@ export function ValueAgreementChart({
                       strokeWidth={1}
                     />
                     <line
-                      x1={cx - 2}
-                      x2={cx + 2}
+                      x1={cx - radius + 1}
+                      x2={cx + radius - 1}
                       y1={y(r.high)}
                       y2={y(r.high)}
                       stroke={color}
@@ -236,7 +285,7 @@ export function ValueAgreementChart({
                       data-rate={r.rate}
                       cx={cx}
                       cy={y(r.rate)}
-                      r={3}
+                      r={radius}
                       fill={DASHED[s.variant] ? '#ffffff' : color}
                       stroke={color}
                       strokeWidth={1.5}
@@ -258,7 +307,7 @@ export function ValueAgreementChart({
           strokeWidth={1}
         />
       </g>
-      <g className="legend" transform={`translate(${MARGIN.left},${legendTop})`}>
+      <g className="legend" transform={`translate(${legendLeft},${legendTop})`}>
         {series.map((s, i) => (
           <g key={`${s.reading}/${s.variant}`} transform={`translate(0,${i * LEGEND_ROW})`}>
             <line

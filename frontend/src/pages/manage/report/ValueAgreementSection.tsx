@@ -7,9 +7,10 @@ import type {
   ValueAgreementReason,
 } from '../../../api/types';
 import type { Formatters } from './format';
-import { RowHead } from './ReportTables';
+import { LayerRows, RowHead } from './ReportTables';
 import { READINGS, rateOf, ValueAgreementChart } from './ValueAgreementChart';
 import type { ValueSeries } from './ValueAgreementChart';
+import { useWidth } from './useWidth';
 
 /** "0.33% [0.10%, 0.71%] (5/1,533)": the rate, its Wilson interval, matches of n. */
 function useRateText(f: Formatters) {
@@ -93,6 +94,7 @@ export function ValueAgreementSection({
 function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Formatters }) {
   const { t } = useTranslation();
   const rateText = useRateText(f);
+  const [chartFrame, chartWidth] = useWidth<HTMLDivElement>();
   const series: ValueSeries[] = READINGS.flatMap((reading) =>
     block.variants.map((variant) => ({
       reading,
@@ -105,9 +107,14 @@ function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Format
   );
   const overall = block.overall!;
   const rows = [...block.layers, overall];
+  const label = {
+    keys: t('report.values.keys'),
+    unknown: t('report.values.unknown'),
+    ends: t('report.values.ends'),
+  };
   return (
     <>
-      <div className="chart-scroll">
+      <div className="chart-fit" ref={chartFrame}>
         <ValueAgreementChart
           rows={block.layers}
           series={series}
@@ -120,6 +127,7 @@ function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Format
           shortLayer={(layer) => t('report.figure2.layerShort', { layer })}
           longLayer={(layer) => t('report.layer', { layer })}
           describe={rateText}
+          maxWidth={chartWidth}
         />
       </div>
       <table className="assignments report-table" data-testid="value-every-key-table">
@@ -127,9 +135,9 @@ function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Format
         <thead>
           <tr>
             <th scope="col">{t('report.layerColumn')}</th>
-            <th scope="col">{t('report.values.keys')}</th>
-            <th scope="col">{t('report.values.unknown')}</th>
-            <th scope="col">{t('report.values.ends')}</th>
+            <th scope="col">{label.keys}</th>
+            <th scope="col">{label.unknown}</th>
+            <th scope="col">{label.ends}</th>
             {series.map((s) => (
               <th scope="col" key={`${s.reading}/${s.variant}`}>
                 {s.name}
@@ -138,28 +146,35 @@ function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Format
           </tr>
         </thead>
         <tbody>
-          {rows.map((row) => (
-            <tr key={row.layer ?? 'all'}>
-              <RowHead layer={row.layer} />
-              <td>{f.count(row.n_keys)}</td>
-              <td>{f.count(row.next_unknown)}</td>
-              <td>{f.count(row.next_end)}</td>
-              {series.map((s) => (
-                <td
-                  key={`${s.reading}/${s.variant}`}
-                  className="number"
-                  data-testid={`every-key-${s.reading}-${s.variant}`}
-                >
-                  {rateText(rateOf(row, s))}
-                </td>
-              ))}
-            </tr>
-          ))}
+          <LayerRows
+            rows={rows}
+            isEmpty={(row) => row.n_keys === 0}
+            columns={4 + series.length}
+            why={t('report.foldedWhy.noKeys')}
+            render={(row) => (
+              <tr>
+                <RowHead layer={row.layer} />
+                <td data-label={label.keys}>{f.count(row.n_keys)}</td>
+                <td data-label={label.unknown}>{f.count(row.next_unknown)}</td>
+                <td data-label={label.ends}>{f.count(row.next_end)}</td>
+                {series.map((s) => (
+                  <td
+                    key={`${s.reading}/${s.variant}`}
+                    className="number"
+                    data-label={s.name}
+                    data-testid={`every-key-${s.reading}-${s.variant}`}
+                  >
+                    {rateText(rateOf(row, s))}
+                  </td>
+                ))}
+              </tr>
+            )}
+          />
         </tbody>
       </table>
       <p className="muted" data-testid="value-every-key-note">
         {t('report.values.everyKeyNote', {
-          unknown: f.count(overall.next_unknown),
+          count: overall.next_unknown,
           vocab: f.count(block.vocab_size),
           baseline: f.small(block.random_baseline),
           norm: block.final_norm ?? t('report.values.noFinalNorm'),
@@ -167,6 +182,21 @@ function EveryKey({ block, f }: { block: ReportValueAgreementEveryKey; f: Format
       </p>
     </>
   );
+}
+
+/** The sampled table's caption: how many keys a layer, so how coarse a rate is. */
+function useSampledCaption(f: Formatters) {
+  const { t } = useTranslation();
+  return (block: ReportValueAgreement) => {
+    const counts = block.layers.map((row) => row.n_keys).filter((n) => n > 0);
+    if (counts.length === 0) return t('report.values.caption');
+    const low = Math.min(...counts);
+    const high = Math.max(...counts);
+    const step = f.percent(1 / high);
+    return low === high
+      ? t('report.values.captionKeys', { count: high, step })
+      : t('report.values.captionRange', { count: high, low: f.count(low), step });
+  };
 }
 
 function SampledTable({
@@ -182,17 +212,19 @@ function SampledTable({
 }) {
   const { t } = useTranslation();
   const rateText = useRateText(f);
+  const sampledCaption = useSampledCaption(f);
   const rows = [...block.layers, block.overall!];
   const gold = testId !== 'value-agreement-table';
+  const label = { keys: t('report.values.keys'), unknown: t('report.values.unknown') };
   return (
     <>
       <table className="assignments report-table" data-testid={testId}>
-        <caption>{caption ?? t('report.values.caption')}</caption>
+        <caption>{caption ?? sampledCaption(block)}</caption>
         <thead>
           <tr>
             <th scope="col">{t('report.layerColumn')}</th>
-            <th scope="col">{t('report.values.keys')}</th>
-            <th scope="col">{t('report.values.unknown')}</th>
+            <th scope="col">{label.keys}</th>
+            <th scope="col">{label.unknown}</th>
             {READINGS.map((reading) => (
               <th scope="col" key={reading}>
                 {t(`report.values.readings.${reading}`)}
@@ -201,18 +233,28 @@ function SampledTable({
           </tr>
         </thead>
         <tbody>
-          {rows.map((row) => (
-            <tr key={row.layer ?? 'all'}>
-              <RowHead layer={row.layer} />
-              <td>{f.count(row.n_keys)}</td>
-              <td>{f.count(row.next_unknown)}</td>
-              {READINGS.map((reading) => (
-                <td key={reading} className="number">
-                  {rateText(row[reading])}
-                </td>
-              ))}
-            </tr>
-          ))}
+          <LayerRows
+            rows={rows}
+            isEmpty={(row) => row.n_keys === 0}
+            columns={3 + READINGS.length}
+            why={t('report.foldedWhy.noKeys')}
+            render={(row) => (
+              <tr>
+                <RowHead layer={row.layer} />
+                <td data-label={label.keys}>{f.count(row.n_keys)}</td>
+                <td data-label={label.unknown}>{f.count(row.next_unknown)}</td>
+                {READINGS.map((reading) => (
+                  <td
+                    key={reading}
+                    className="number"
+                    data-label={t(`report.values.readings.${reading}`)}
+                  >
+                    {rateText(row[reading])}
+                  </td>
+                ))}
+              </tr>
+            )}
+          />
         </tbody>
       </table>
       {!gold && (
