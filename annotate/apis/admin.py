@@ -77,10 +77,12 @@ def _batch_or_404(batch_id: int) -> Batch:
     return batch
 
 
-def _users(refs: Sequence[int | str], field: str) -> list[Any]:
+def _users(refs: Sequence[int | str], field: str, actor: Any) -> list[Any]:
+    """The users named, among those ``actor`` may manage (a staff member who is not a
+    superuser does not see an admin's or a superuser's account here)."""
     users = []
     for ref in refs:
-        user = user_find(ref=ref)
+        user = user_find(ref=ref, actor=actor)
         if user is None:
             raise exceptions.ValidationError({field: [UNKNOWN_USER.format(ref=ref)]})
         users.append(user)
@@ -261,7 +263,7 @@ class AssignmentCreateApi(AdminApi):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        annotators = _users(data["annotators"], "annotators")
+        annotators = _users(data["annotators"], "annotators", request.user)
         assignment_create_with_overlap(batch=batch, annotators=annotators, overlap=data["overlap"])
         return Response(
             BatchOutputSerializer(_batch_or_404(batch_id)).data, status=status.HTTP_201_CREATED
@@ -303,7 +305,7 @@ class AssignmentExtendApi(AdminApi):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        annotators = _users(data["annotators"], "annotators")
+        annotators = _users(data["annotators"], "annotators", request.user)
         result = assignment_extend(batch=batch, annotators=annotators, overlap=data["overlap"])
         out = {
             "batch": _batch_or_404(batch_id),
@@ -440,7 +442,10 @@ class AnnotatorListApi(AdminApi):
 
     @extend_schema(responses={200: AnnotatorOutputSerializer(many=True), 403: ErrorSerializer})
     def get(self, request: Request) -> Response:
-        return Response(AnnotatorOutputSerializer(annotator_list(), many=True).data)
+        """The annotators the admin may manage: every one for a superuser; for other
+        staff, those who are neither admins nor superusers."""
+        annotators = annotator_list(actor=request.user)
+        return Response(AnnotatorOutputSerializer(annotators, many=True).data)
 
     @extend_schema(
         request=InputSerializer,
@@ -462,17 +467,22 @@ class AnnotatorListApi(AdminApi):
 class AnnotatorPasswordLinkApi(AdminApi):
     """A new one-time link for the annotator to set their password (a reset, or an
     invitation sent again). Their current password, their sessions and every earlier
-    link stop working now."""
+    link stop working now. Only a superuser makes one for an admin's or a superuser's
+    account (404 for other staff, to whom such an account is not listed)."""
 
     @extend_schema(request=None, responses={200: AnnotatorWithLinkSerializer, **_ADMIN_ERRORS})
     def post(self, request: Request, user_id: int) -> Response:
-        annotator = annotator_get(user_id=user_id)
+        annotator = annotator_get(user_id=user_id, actor=request.user)
         if annotator is None:
             raise exceptions.NotFound(NOT_FOUND)
-        return Response(_with_link(password_link_create(user=annotator)))
+        return Response(_with_link(password_link_create(user=annotator, actor=request.user)))
 
 
 class AnnotatorDeactivateApi(AdminApi):
+    """Deactivate an annotator and hand their unfinished keys over. Only a superuser
+    deactivates an admin's or a superuser's account, or hands keys to one (404 and an
+    unknown user for other staff)."""
+
     @extend_schema_serializer(component_name="AnnotatorDeactivate")
     class InputSerializer(serializers.Serializer):
         reassign_to = UserRefField(
@@ -500,13 +510,13 @@ class AnnotatorDeactivateApi(AdminApi):
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **_ADMIN_ERRORS})
     def post(self, request: Request, user_id: int) -> Response:
-        annotator = annotator_get(user_id=user_id)
+        annotator = annotator_get(user_id=user_id, actor=request.user)
         if annotator is None:
             raise exceptions.NotFound(NOT_FOUND)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         ref = serializer.validated_data["reassign_to"]
-        reassign_to = None if ref is None else _users([ref], "reassign_to")[0]
+        reassign_to = None if ref is None else _users([ref], "reassign_to", request.user)[0]
         result = annotator_deactivate_and_reassign(
             annotator=annotator,
             reassign_to=reassign_to,
