@@ -39,7 +39,14 @@ from .models import (
 )
 from .permissions import ANNOTATOR_GROUP, CURATOR_GROUP
 from .selectors import PatternView
-from .services import ServiceError, annotation_state, user_create_annotator
+from .services import (
+    USERNAME_MIXED_SCRIPTS,
+    ServiceError,
+    annotation_state,
+    user_create_annotator,
+    username_skeletons,
+)
+from .usernames import username_mixes_scripts, username_normal, username_skeleton
 
 WRITE_CHUNK = 500
 IMPORT_BATCH_NAME = "imported"
@@ -67,6 +74,18 @@ WHY_NO_ROLE = "no annotator role"
 CURATOR_REFUSED = (
     "{name!r} is not a curator (no curator role); an import attaches gold annotations to "
     "curators (admins or members of the curator group) only"
+)
+NAME_NOT_NORMAL = (
+    "{name!r} is not written in Unicode's normal form (NFKC reads it as {normal!r}); an "
+    "import creates accounts under normal names only"
+)
+NAME_CONFUSABLE = (
+    "{name!r} can be mistaken for the existing account {other!r}; an import does not create "
+    "an account that looks like another"
+)
+NAME_CONFUSABLE_IN_FILE = (
+    "{name!r} can be mistaken for {other!r} (line {line}); an import does not create two "
+    "accounts that look alike"
 )
 ASSIGN_NEEDS_LIVE = "Assignments can only be made for a live study (an archived one is read-only)."
 
@@ -167,6 +186,36 @@ def _refused_curators(
         line, where = first_seen[name]
         refused.append((line, f"line {line}: {where}: {CURATOR_REFUSED.format(name=name)}"))
     return [message for _, message in sorted(refused)]
+
+
+def _refused_new_names(new: set[str], first_seen: Mapping[str, tuple[int, str]]) -> list[str]:
+    """Errors for the usernames the import would create that a person could take for
+    another account's (``annotate.usernames``): not in NFKC, mixing Latin with Cyrillic or
+    Greek, or with the skeleton of an existing account or of a name met earlier in the
+    file. Refused rather than mapped to the account they look like: work is never
+    attached to an account its file did not name exactly."""
+    if not new:
+        return []
+    skeletons = username_skeletons()
+    from_file: dict[str, str] = {}
+    refused = []
+    for name in sorted(new, key=lambda n: (first_seen[n], n)):
+        line, where = first_seen[name]
+        skeleton = username_skeleton(name)
+        if username_normal(name) != name:
+            why = NAME_NOT_NORMAL.format(name=name, normal=username_normal(name))
+        elif username_mixes_scripts(name):
+            why = USERNAME_MIXED_SCRIPTS.format(username=name)
+        elif skeleton in skeletons:
+            why = NAME_CONFUSABLE.format(name=name, other=skeletons[skeleton])
+        elif skeleton in from_file:
+            other = from_file[skeleton]
+            why = NAME_CONFUSABLE_IN_FILE.format(name=name, other=other, line=first_seen[other][0])
+        else:
+            from_file[skeleton] = name
+            continue
+        refused.append(f"line {line}: {where}: {why}")
+    return refused
 
 
 def _suffix(prefix: dict[str, Any]) -> str:
@@ -494,6 +543,11 @@ def study_create_imported(
     refused = _refused_annotators(
         {n: u for n, u in existing.items() if n in annotators}, annotators
     ) + _refused_curators({n: u for n, u in existing.items() if n in curators}, curators)
+    first_seen = {
+        name: min(where for where in (annotators.get(name), curators.get(name)) if where)
+        for name in names
+    }
+    refused += _refused_new_names(set(names) - set(existing), first_seen)
     if refused:
         raise ImportFileError(refused)
     author = created_by if getattr(created_by, "pk", None) else None

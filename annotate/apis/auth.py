@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from ..api_errors import ErrorCode, error_response
 from ..permissions import user_is_annotator, user_is_curator
 from ..services import PASSWORD_LINK_INVALID, password_link_user, password_set_with_link
+from ..usernames import username_normal
 from .common import ApiErrorsMixin, ErrorSerializer, ValidationErrorSerializer
 
 INVALID_CREDENTIALS = "Invalid username or password."
@@ -99,7 +100,11 @@ class LoginApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        user = authenticate(request, **serializer.validated_data)
+        credentials = dict(serializer.validated_data)
+        # Accounts are stored under NFKC names, as Django's own sign-in form reads them:
+        # a name typed with fullwidth letters is the same account.
+        credentials["username"] = username_normal(credentials["username"])
+        user = authenticate(request, **credentials)
         if user is None:
             return error_response(
                 INVALID_CREDENTIALS, ErrorCode.INVALID_CREDENTIALS, status.HTTP_400_BAD_REQUEST

@@ -345,3 +345,86 @@ def test_the_django_admin_lets_no_staff_member_make_a_superuser(sam_with_user_pe
     # ... nor themselves: their own account is not theirs to change here.
     sam = sam_with_user_permissions
     assert client.get(f"/admin/auth/user/{sam.pk}/change/").status_code in (302, 403, 404)
+
+
+# --- usernames: one normal form, no look-alikes -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("username", "code"),
+    [
+        ("cаrol", "username_mixed_scripts"),  # a Cyrillic а among Latin letters
+        ("ｃａｒｏｌ", "username_taken"),  # fullwidth: NFKC reads it as carol
+        ("ＡＬＩＣＥ", "username_taken"),
+        ("сагоl", "username_mixed_scripts"),  # Cyrillic с, а, г with Latin o, l
+        ("ΑLICE", "username_mixed_scripts"),  # a Greek capital alpha
+        ("саrоl", "username_mixed_scripts"),
+        ("ѕесоnd", "username_mixed_scripts"),
+        ("сое", "username_confusable"),  # wholly Cyrillic, and reads as "coe"
+    ],
+)
+def test_a_look_alike_username_is_refused_with_its_code(carol, alice, username, code):
+    from tests.factories import UserFactory as Users
+
+    Users(username="coe")
+    before = User.objects.count()
+    response = _create(client_for(carol), username)
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == code
+    assert User.objects.count() == before
+
+
+@pytest.mark.parametrize("username", ["Иван", "张三", "Σοφία", "dave.o'", "bob2"])
+def test_a_username_in_one_script_is_created(carol, alice, bob, username):
+    response = _create(client_for(carol), username)
+    if username == "dave.o'":  # the apostrophe: the validator's 400, not a look-alike
+        assert response.json()["code"] == "invalid"
+        return
+    assert response.status_code == 201, response.content
+    assert response.json()["annotator"]["username"] == username
+
+
+def test_a_new_username_is_stored_in_nfkc(carol):
+    response = _create(client_for(carol), "ｄａｖｅ")
+    assert response.status_code == 201, response.content
+    assert response.json()["annotator"]["username"] == "dave"
+    assert User.objects.filter(username="dave").exists()
+
+
+def test_sign_in_reads_the_typed_name_in_nfkc(alice, api_client):
+    response = api_client.post(
+        "/api/auth/login/", {"username": "ａｌｉｃｅ", "password": PASSWORD}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["username"] == "alice"
+
+
+def test_the_django_admin_refuses_a_look_alike_username(carol, alice):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(carol)
+    response = client.post(
+        "/admin/auth/user/add/",
+        {"username": "аlice", "usable_password": "false"},
+    )
+    assert response.status_code == 200  # the form again, with the error
+    assert "mixes Latin, Cyrillic or Greek" in response.content.decode()
+    cyrillic = client.post(
+        "/admin/auth/user/add/", {"username": "аӏісе", "usable_password": "false"}
+    )
+    assert "can be mistaken for the existing account" in cyrillic.content.decode()
+    assert User.objects.count() == 2
+    created = client.post("/admin/auth/user/add/", {"username": "Иван", "usable_password": "false"})
+    assert created.status_code == 302, created.content[:300]
+    renamed = client.post(
+        f"/admin/auth/user/{User.objects.get(username='Иван').pk}/change/",
+        {
+            "username": "carоl",
+            "is_active": "on",
+            "date_joined_0": "2026-01-01",
+            "date_joined_1": "00:00:00",
+        },
+    )
+    assert renamed.status_code == 200
+    assert "mixes Latin, Cyrillic or Greek" in renamed.content.decode()

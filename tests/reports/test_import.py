@@ -487,3 +487,61 @@ def test_the_import_command_makes_a_live_study_only_with_live(hand_study, tmp_pa
     assert not again.archived and again.batches.get().assignments.count() == 2
     with pytest.raises(CommandError, match="--assign needs --live"):
         call_command("import", str(path), "--study-name", "x", "--assign")
+
+
+# --- usernames the import would create ---------------------------------------------------
+
+
+def _with_annotators(hand_study, names: dict[tuple[int, int], str]) -> str:
+    """The hand study's export under another name, with annotators renamed: (line index,
+    annotation index) -> username."""
+    lines = renamed(export_text(hand_study), "other")
+    for (line, a), name in names.items():
+        lines[line]["annotations"][a]["annotator"] = name
+    return "\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (
+            {(1, 1): "аӏісе"},  # wholly Cyrillic, reads as alice
+            "line 2: annotations[1].annotator: 'аӏісе' can be mistaken for the existing "
+            "account 'alice'; an import does not create an account that looks like another",
+        ),
+        (
+            {(1, 0): "BOB"},
+            "line 2: annotations[0].annotator: 'BOB' can be mistaken for the existing "
+            "account 'bob'; an import does not create an account that looks like another",
+        ),
+        (
+            {(0, 1): "cаrl"},  # a Cyrillic а among Latin letters
+            "line 1: annotations[1].annotator: 'cаrl' mixes Latin, Cyrillic or Greek "
+            "letters: write a username in one script.",
+        ),
+        (
+            {(0, 1): "ｚｅｄ"},
+            "line 1: annotations[1].annotator: 'ｚｅｄ' is not written in Unicode's normal form "
+            "(NFKC reads it as 'zed'); an import creates accounts under normal names only",
+        ),
+        (
+            {(0, 1): "zoe", (1, 1): "ΖΟΕ"},  # two new names of the file that look alike
+            "line 2: annotations[1].annotator: 'ΖΟΕ' can be mistaken for 'zoe' (line 1); an "
+            "import does not create two accounts that look alike",
+        ),
+    ],
+    ids=["cyrillic", "case", "mixed", "fullwidth", "within the file"],
+)
+def test_an_import_refuses_to_create_a_look_alike_account(hand_study, names, expected):
+    before = _counts()
+    users = get_user_model().objects.count()
+    with pytest.raises(ImportFileError) as info:
+        load(_with_annotators(hand_study, names))
+    assert info.value.errors == [expected]
+    assert _counts() == before
+    assert get_user_model().objects.count() == users
+
+
+def test_an_import_creates_accounts_named_in_one_script(hand_study):
+    result = load(_with_annotators(hand_study, {(0, 1): "Иван", (1, 1): "张三"}))
+    assert result.users_created == ["Иван", "张三"]
