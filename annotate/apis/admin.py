@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..limits import MAX_LAYER
+from ..limits import MAX_ANNOTATORS_PER_KEY, MAX_LAYER
 from ..models import Batch, Study
 from ..permissions import IsAdmin
 from ..selectors import (
@@ -253,7 +253,7 @@ class AssignmentCreateApi(AdminApi):
         annotators = serializers.ListField(child=UserRefField(), min_length=1, max_length=1_000)
         overlap = serializers.IntegerField(
             min_value=1,
-            max_value=1_000,
+            max_value=MAX_ANNOTATORS_PER_KEY,
             help_text="How many of the annotators see each key (N); at most their number.",
         )
 
@@ -286,7 +286,7 @@ class AssignmentExtendApi(AdminApi):
         )
         overlap = serializers.IntegerField(
             min_value=1,
-            max_value=1_000,
+            max_value=MAX_ANNOTATORS_PER_KEY,
             help_text="The new number of annotators per key: at least the current one, "
             "at most the batch's active annotators after the addition.",
         )

@@ -483,4 +483,6 @@ def test_a_csv_upload_is_one_error_saying_it_is_not_jsonl(hand_study, carol):
     body = response.json()
     assert body["code"] == "not_jsonl"
     assert len(body["errors"]) == 1
-    assert body["detail"].startswith("This is not a JSONL file: its first line is not JSON.")
+    assert body["detail"].startswith(
+        "This is not a JSONL file: its first line is not a JSON object."
+    )
