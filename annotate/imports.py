@@ -349,6 +349,13 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
         Annotation,
     )
     if target.assignments is not None:
+        # The batch's assignment of each annotator with an annotation here; a curator or
+        # a gold pattern's source annotator without annotations of their own gets none.
+        for username in sorted({ann.annotator.get_username() for ann in ann_objs}):
+            if username not in target.assignments:
+                target.assignments[username] = Assignment.objects.create(
+                    batch=target.batch, annotator=target.users[username]
+                )
         AssignmentKey.objects.bulk_create(
             [
                 AssignmentKey(
@@ -524,7 +531,9 @@ def study_create_imported(
     By default the study is archived (read-only: no annotator sees it or writes to it;
     its reports and exports read it as any other). ``live`` makes it a study like a
     mined one; ``assign`` (only with ``live``) also gives the batch to each annotator for
-    the keys they annotated, so that their work is in their queue again.
+    the keys they annotated, so that their work is in their queue again (and only to
+    them: a curator named by a gold annotation, or an annotator named only as a gold
+    pattern's source, gets no assignment).
 
     ``curators``: the usernames of the gold annotations' curators, as ``annotators``. An
     existing one must be a curator (an admin or in the curator group, active or not); an
@@ -588,18 +597,11 @@ def study_create_imported(
         study=study,
         batch=batch,
         users=users,
-        assignments=(
-            {
-                username: Assignment.objects.create(batch=batch, annotator=user)
-                for username, user in sorted(users.items())
-            }
-            if assign
-            else None
-        ),
+        # Made as the annotations are written: only annotators with work on the keys.
+        assignments={} if assign else None,
         actor=author,
         result=result,
     )
-    result.assignments = len(target.assignments or {})
     chunk: list[dict[str, Any]] = []
     for record in records:
         chunk.append(record)
@@ -608,6 +610,7 @@ def study_create_imported(
             chunk = []
     if chunk:
         _write_chunk(target, chunk)
+    result.assignments = len(target.assignments or {})
     analyze(
         Key,
         TriggerPrefix,

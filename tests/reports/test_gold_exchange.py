@@ -201,6 +201,33 @@ def test_unknown_curators_and_source_annotators_become_inactive_accounts(gold_st
     assert gold.patterns.get(order=2).source_annotator == gone
 
 
+def test_assign_gives_keys_only_to_those_who_annotated_them(gold_study):
+    from annotate.models import Assignment, AssignmentKey
+
+    lines = export_lines(gold_study)
+    for line in lines:
+        line["study"]["name"] = "assigned"
+    lines[0]["gold"]["annotator"] = "newcurator"
+    lines[0]["gold"]["patterns"][2]["source_annotator"] = "gone"  # annotates no key here
+    result = load(as_text(lines), live=True, assign=True)
+    assignments = Assignment.objects.filter(batch__study=result.study)
+    # Not the curators (cora, newcurator) nor the source annotator without annotations.
+    assert sorted(assignments.values_list("annotator__username", flat=True)) == [
+        "alice",
+        "bob",
+        "carl",
+    ]
+    assert result.assignments == 3
+    held = AssignmentKey.objects.filter(assignment__batch__study=result.study)
+    assert sorted(held.values_list("assignment__annotator__username", "key__layer")) == [
+        ("alice", 1),
+        ("alice", 2),
+        ("bob", 1),
+        ("bob", 2),
+        ("carl", 1),
+    ]
+
+
 def test_a_v1_file_without_the_new_fields_imports_with_defaults(gold_study):
     lines = export_lines(gold_study)
     for line in lines:
