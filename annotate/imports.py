@@ -33,6 +33,7 @@ from .models import (
     GoldAnnotation,
     GoldPattern,
     Key,
+    KeyFlag,
     Pattern,
     Study,
     TriggerPrefix,
@@ -132,6 +133,7 @@ class ImportResult:
     patterns: int = 0
     golds: int = 0
     gold_patterns: int = 0
+    flags: int = 0
     assignments: int = 0
     users_created: list[str] = field(default_factory=list)
 
@@ -427,11 +429,35 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
         {(ann.key_id, ann.annotator.get_username()): by_annotation[ann.pk] for ann in ann_objs},
         now,
     )
+    _write_flags(target, keys, records, now)
     result = target.result
     result.keys += len(keys)
     result.prefixes += len(prefix_objs)
     result.annotations += len(ann_objs)
     result.patterns += len(pattern_objs)
+
+
+def _write_flags(target: _Target, keys: list[Key], records: list[dict[str, Any]], now: Any) -> None:
+    """The chunk's key flags (checked by the import as ``key_flag_checked`` checks a
+    flag), with the file's ``created_at`` (else the time of the import) as both times."""
+    flag_objs = [
+        KeyFlag(key=key, annotator=target.users[f["annotator"]], reason=f["reason"], note=f["note"])
+        for key, r in zip(keys, records, strict=True)
+        for f in r.get("flags", [])
+    ]
+    if not flag_objs:
+        return
+    KeyFlag.objects.bulk_create(flag_objs)
+    _keep_times(
+        flag_objs,
+        [
+            {"created_at": f.get("created_at", now), "updated_at": f.get("created_at", now)}
+            for r in records
+            for f in r.get("flags", [])
+        ],
+        KeyFlag,
+    )
+    target.result.flags += len(flag_objs)
 
 
 def _write_golds(

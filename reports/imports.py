@@ -47,10 +47,15 @@ the trigger at the end of the text).
   0-based place of the adopted pattern in the ``patterns`` of that annotator's
   annotation on the same line, which must exist.
 
+- ``flags`` (per key): the annotators' flags on the key, each ``reason`` (a known one),
+  ``annotator`` (a username: one flag each, an unknown one becomes an inactive
+  annotator), ``note`` and ``created_at`` (optional: empty, the time of the import),
+  checked as a flag is when it is raised (``annotate.services.key_flag_checked``).
+
 A file without them: an empty note, version 1, the time of the import (submitted_at too
 for a submitted annotation), no active time, no guideline version, no check
-annotations, no gold. A curator unknown here becomes an inactive member of the curator
-group; a known one must be an admin or in that group (``annotate.imports``).
+annotations, no gold, no flags. A curator unknown here becomes an inactive member of the
+curator group; a known one must be an admin or in that group (``annotate.imports``).
 
 What the round trip normalises (export(import(x)) equals x up to these): lines come out
 in (layer, index) order, prefixes by rank, annotations by annotator; a pattern's
@@ -94,9 +99,9 @@ from annotate.limits import (
     MAX_TOP_K,
     MAX_VERSION,
 )
-from annotate.models import Annotation, GoldPattern, Pattern, Study
+from annotate.models import Annotation, GoldPattern, KeyFlag, Pattern, Study
 from annotate.selectors import LABELS, label_for_kinds
-from annotate.services import PATTERN_MIN_PREFIXES
+from annotate.services import PATTERN_MIN_PREFIXES, ServiceError, key_flag_checked
 
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import COUNTS_INVALID, READINGS, value_agreement_every_key
@@ -193,6 +198,9 @@ SOURCE_OF_WRITTEN = "only an adopted pattern has a source (must be null)"
 SOURCE_PATTERN_NEEDS_ANNOTATOR = "needs source_annotator, one of this key's annotators"
 SOURCE_ANNOTATOR_NOT_HERE = "{name!r} does not annotate this key (source_pattern names a pattern)"
 SOURCE_PATTERN_OUT_OF_RANGE = "{name!r} has {n} patterns on this key: must be from 0 to {last}"
+FLAG_REASON_UNKNOWN = "must be one of " + ", ".join(repr(r) for r in KeyFlag.Reason.values)
+FLAG_TWICE = "{name!r} flags this key twice (one flag per annotator and key)"
+TOO_MANY_FLAGS = f"at most {MAX_ANNOTATORS_PER_KEY} flags per key, got {{n}}"
 
 _STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
 _PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
@@ -228,6 +236,7 @@ _ANNOTATION_ADDITIVE = {
 _PATTERN_ADDITIVE = {"created_at", "updated_at", "source"}
 # The key's gold annotation (additive): an annotation whose annotator is its curator.
 _GOLD_ADDITIVE = {"note", "version", "is_check", "created_at", "updated_at", "submitted_at"}
+_FLAG_OPTIONAL = {"note", "created_at"}
 _GOLD_PATTERN_ADDITIVE = {
     "created_at",
     "updated_at",
@@ -673,7 +682,7 @@ def _gold(
 
 def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     """A line's object, checked field by field; returns it normalised."""
-    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"}, {"gold"})
+    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"}, {"gold", "flags"})
     if obj["schema"] != SCHEMA:
         raise _LineError("schema", SCHEMA_WRONG)
     header = headers.validate(obj["study"])
@@ -773,7 +782,39 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
         "prefixes": prefixes,
         "annotations": annotations,
         "gold": gold,
+        "flags": _flags(obj.get("flags", [])),
     }
+
+
+def _flags(raw: Any) -> list[dict[str, Any]]:
+    """The line's ``flags`` (additive): the annotators' flags on the key, each a known
+    ``reason``, the ``annotator``'s username (one flag each), and optionally a ``note``
+    (checked as a flag's note is written: ``annotate.services.key_flag_checked``) and
+    ``created_at``; by username, as the export writes them."""
+    flags = _list(raw, "flags")
+    if len(flags) > MAX_ANNOTATORS_PER_KEY:
+        raise _LineError("flags", TOO_MANY_FLAGS.format(n=len(flags)))
+    out = []
+    seen: set[str] = set()
+    for f, value in enumerate(flags):
+        path = f"flags[{f}]"
+        flag = _object(value, path, {"reason", "annotator"}, _FLAG_OPTIONAL)
+        name = _username_of(flag["annotator"], f"{path}.annotator")
+        if name in seen:
+            raise _LineError(f"{path}.annotator", FLAG_TWICE.format(name=name))
+        seen.add(name)
+        if flag["reason"] not in KeyFlag.Reason.values:
+            raise _LineError(f"{path}.reason", FLAG_REASON_UNKNOWN)
+        note = _str(flag.get("note", ""), f"{path}.note", MAX_NOTE)
+        try:
+            note = key_flag_checked(reason=flag["reason"], note=note)
+        except ServiceError as exc:
+            raise _LineError(f"{path}.note", exc.message) from None
+        normal = {"reason": flag["reason"], "note": note, "annotator": name}
+        if "created_at" in flag:
+            normal["created_at"] = _time(flag["created_at"], f"{path}.created_at")
+        out.append(normal)
+    return sorted(out, key=lambda x: x["annotator"])
 
 
 _JSON_SPACE = b" \t\r\n"
@@ -943,6 +984,10 @@ def _validate_file(file: IO[bytes]) -> _Summary:
                 for a, ann in enumerate(record["annotations"]):
                     summary.annotators.setdefault(
                         ann["annotator"], (number, f"annotations[{a}].annotator")
+                    )
+                for f, flag in enumerate(record["flags"]):
+                    summary.annotators.setdefault(
+                        flag["annotator"], (number, f"flags[{f}].annotator")
                     )
                 gold = record["gold"]
                 if gold is not None:

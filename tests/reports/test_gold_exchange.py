@@ -85,7 +85,7 @@ def gold_study(hand_study):
 
 def test_the_jsonl_carries_gold_checks_active_time_and_guideline_versions(gold_study):
     first, second = export_lines(gold_study)
-    assert list(first)[-2:] == ["annotations", "gold"]
+    assert list(first)[-3:] == ["annotations", "gold", "flags"]
     alice, bob, carl = first["annotations"]
     assert (alice["active_seconds"], alice["guideline_version"], alice["check"]) == (
         93.5,
@@ -480,7 +480,7 @@ def test_export_queries_stay_constant_per_chunk_with_gold(db):
             lines = export_lines(study)
         assert [line["gold"]["patterns"][0]["source_pattern"] for line in lines] == [0] * n_keys
         counts.append(len(ctx.captured_queries))
-    assert counts == [8, 8]
+    assert counts == [9, 9]
 
 
 def test_the_import_command_says_how_many_golds_and_new_accounts(gold_study, tmp_path):
@@ -492,4 +492,6 @@ def test_the_import_command_says_how_many_golds_and_new_accounts(gold_study, tmp
     path.write_text(as_text(lines), encoding="utf-8")
     out = io.StringIO()
     call_command("import", str(path), stdout=out)
-    assert "5 patterns, 2 gold annotations; new inactive accounts: newcurator" in out.getvalue()
+    assert "5 patterns, 2 gold annotations, 0 flags; new inactive accounts: newcurator" in (
+        out.getvalue()
+    )
