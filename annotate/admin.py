@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -36,6 +40,9 @@ from .models import (
     Study,
     TriggerPrefix,
 )
+from .permissions import user_can_manage_account
+from .services import ServiceError, username_skeletons, username_validate_new
+from .usernames import username_normal
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -209,3 +216,72 @@ class CheckServingAdmin(ReadOnlyAdmin):
     list_display = ["key", "annotator", "assignment", "drawn_by", "served_at"]
     list_select_related = ["key__study", "annotator", "assignment__batch", "drawn_by"]
     raw_id_fields = ["annotator", "key", "assignment", "drawn_by"]
+
+
+# --- accounts ---------------------------------------------------------------------------
+
+
+def _new_username(value: str, *, renaming: Any = None) -> str:
+    """A username checked as the annotator screens check one (NFKC; not taken, not two
+    scripts, not confusable with another account's); ``renaming``: the account whose own
+    name does not count against it."""
+    skeletons = None
+    if renaming is not None:
+        skeletons = {k: v for k, v in username_skeletons().items() if v != renaming.username}
+    try:
+        return username_validate_new(username=value, skeletons=skeletons)
+    except ServiceError as exc:
+        raise forms.ValidationError(exc.message, code=exc.code) from exc
+
+
+class AccountCreationForm(AdminUserCreationForm):
+    def clean_username(self) -> str:
+        return _new_username(self.cleaned_data.get("username") or "")
+
+
+class AccountChangeForm(UserChangeForm):
+    def clean_username(self) -> str:
+        name = username_normal(self.cleaned_data.get("username") or "")
+        if self.instance.pk and name == self.instance.username:
+            return name
+        return _new_username(name, renaming=self.instance if self.instance.pk else None)
+
+
+class AccountAdmin(UserAdmin):
+    """Django's user admin, with the rule of the annotator screens: only a superuser sees,
+    changes (the password included) or deletes the account of an admin or a superuser,
+    and only a superuser makes anyone an admin, a superuser or gives permissions. Without
+    it a staff member granted ``auth.change_user`` could set a superuser's password, or
+    make themselves one. Usernames are checked as the annotator screens check them."""
+
+    add_form = AccountCreationForm
+    form = AccountChangeForm
+    ONLY_SUPERUSERS_CHANGE = ("is_staff", "is_superuser", "groups", "user_permissions")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        users = super().get_queryset(request)
+        if request.user.is_superuser:
+            return users
+        return users.filter(is_staff=False, is_superuser=False)
+
+    def _manages(self, request: HttpRequest, obj: Any) -> bool:
+        return obj is None or user_can_manage_account(request.user, obj)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._manages(request, obj) and super().has_view_permission(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._manages(request, obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._manages(request, obj) and super().has_delete_permission(request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = tuple(super().get_readonly_fields(request, obj))
+        if request.user.is_superuser:
+            return fields
+        return fields + self.ONLY_SUPERUSERS_CHANGE
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), AccountAdmin)

@@ -86,6 +86,11 @@ class ErrorCode(StrEnum):
     STUDY_NAME_TAKEN = "study_name_taken"  # send another study_name
     NOT_JSONL = "not_jsonl"  # the file is no JSONL export
     ASSIGN_NEEDS_LIVE = "assign_needs_live"
+    # Accounts (the annotator screens; usernames in NFKC, one script, unconfusable).
+    USERNAME_INVALID = "username_invalid"
+    USERNAME_TAKEN = "username_taken"
+    USERNAME_MIXED_SCRIPTS = "username_mixed_scripts"
+    USERNAME_CONFUSABLE = "username_confusable"  # looks like an existing account's name
     # Guidelines.
     GUIDELINES_CHANGED = "guidelines_changed"  # 409 with ``current``: read the new version
     GUIDELINES_NOT_ACKNOWLEDGED = "guidelines_not_acknowledged"  # 403: read them first

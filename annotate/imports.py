@@ -33,13 +33,21 @@ from .models import (
     GoldAnnotation,
     GoldPattern,
     Key,
+    KeyFlag,
     Pattern,
     Study,
     TriggerPrefix,
 )
 from .permissions import ANNOTATOR_GROUP, CURATOR_GROUP
 from .selectors import PatternView
-from .services import ServiceError, annotation_state, user_create_annotator
+from .services import (
+    USERNAME_MIXED_SCRIPTS,
+    ServiceError,
+    annotation_state,
+    user_create_annotator,
+    username_skeletons,
+)
+from .usernames import username_mixes_scripts, username_normal, username_skeleton
 
 WRITE_CHUNK = 500
 IMPORT_BATCH_NAME = "imported"
@@ -67,6 +75,18 @@ WHY_NO_ROLE = "no annotator role"
 CURATOR_REFUSED = (
     "{name!r} is not a curator (no curator role); an import attaches gold annotations to "
     "curators (admins or members of the curator group) only"
+)
+NAME_NOT_NORMAL = (
+    "{name!r} is not written in Unicode's normal form (NFKC reads it as {normal!r}); an "
+    "import creates accounts under normal names only"
+)
+NAME_CONFUSABLE = (
+    "{name!r} can be mistaken for the existing account {other!r}; an import does not create "
+    "an account that looks like another"
+)
+NAME_CONFUSABLE_IN_FILE = (
+    "{name!r} can be mistaken for {other!r} (line {line}); an import does not create two "
+    "accounts that look alike"
 )
 ASSIGN_NEEDS_LIVE = "Assignments can only be made for a live study (an archived one is read-only)."
 
@@ -113,6 +133,7 @@ class ImportResult:
     patterns: int = 0
     golds: int = 0
     gold_patterns: int = 0
+    flags: int = 0
     assignments: int = 0
     users_created: list[str] = field(default_factory=list)
 
@@ -167,6 +188,36 @@ def _refused_curators(
         line, where = first_seen[name]
         refused.append((line, f"line {line}: {where}: {CURATOR_REFUSED.format(name=name)}"))
     return [message for _, message in sorted(refused)]
+
+
+def _refused_new_names(new: set[str], first_seen: Mapping[str, tuple[int, str]]) -> list[str]:
+    """Errors for the usernames the import would create that a person could take for
+    another account's (``annotate.usernames``): not in NFKC, mixing Latin with Cyrillic or
+    Greek, or with the skeleton of an existing account or of a name met earlier in the
+    file. Refused rather than mapped to the account they look like: work is never
+    attached to an account its file did not name exactly."""
+    if not new:
+        return []
+    skeletons = username_skeletons()
+    from_file: dict[str, str] = {}
+    refused = []
+    for name in sorted(new, key=lambda n: (first_seen[n], n)):
+        line, where = first_seen[name]
+        skeleton = username_skeleton(name)
+        if username_normal(name) != name:
+            why = NAME_NOT_NORMAL.format(name=name, normal=username_normal(name))
+        elif username_mixes_scripts(name):
+            why = USERNAME_MIXED_SCRIPTS.format(username=name)
+        elif skeleton in skeletons:
+            why = NAME_CONFUSABLE.format(name=name, other=skeletons[skeleton])
+        elif skeleton in from_file:
+            other = from_file[skeleton]
+            why = NAME_CONFUSABLE_IN_FILE.format(name=name, other=other, line=first_seen[other][0])
+        else:
+            from_file[skeleton] = name
+            continue
+        refused.append(f"line {line}: {where}: {why}")
+    return refused
 
 
 def _suffix(prefix: dict[str, Any]) -> str:
@@ -300,6 +351,13 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
         Annotation,
     )
     if target.assignments is not None:
+        # The batch's assignment of each annotator with an annotation here; a curator or
+        # a gold pattern's source annotator without annotations of their own gets none.
+        for username in sorted({ann.annotator.get_username() for ann in ann_objs}):
+            if username not in target.assignments:
+                target.assignments[username] = Assignment.objects.create(
+                    batch=target.batch, annotator=target.users[username]
+                )
         AssignmentKey.objects.bulk_create(
             [
                 AssignmentKey(
@@ -373,11 +431,35 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
         {(ann.key_id, ann.annotator.get_username()): by_annotation[ann.pk] for ann in ann_objs},
         now,
     )
+    _write_flags(target, keys, records, now)
     result = target.result
     result.keys += len(keys)
     result.prefixes += len(prefix_objs)
     result.annotations += len(ann_objs)
     result.patterns += len(pattern_objs)
+
+
+def _write_flags(target: _Target, keys: list[Key], records: list[dict[str, Any]], now: Any) -> None:
+    """The chunk's key flags (checked by the import as ``key_flag_checked`` checks a
+    flag), with the file's ``created_at`` (else the time of the import) as both times."""
+    flag_objs = [
+        KeyFlag(key=key, annotator=target.users[f["annotator"]], reason=f["reason"], note=f["note"])
+        for key, r in zip(keys, records, strict=True)
+        for f in r.get("flags", [])
+    ]
+    if not flag_objs:
+        return
+    KeyFlag.objects.bulk_create(flag_objs)
+    _keep_times(
+        flag_objs,
+        [
+            {"created_at": f.get("created_at", now), "updated_at": f.get("created_at", now)}
+            for r in records
+            for f in r.get("flags", [])
+        ],
+        KeyFlag,
+    )
+    target.result.flags += len(flag_objs)
 
 
 def _write_golds(
@@ -477,7 +559,9 @@ def study_create_imported(
     By default the study is archived (read-only: no annotator sees it or writes to it;
     its reports and exports read it as any other). ``live`` makes it a study like a
     mined one; ``assign`` (only with ``live``) also gives the batch to each annotator for
-    the keys they annotated, so that their work is in their queue again.
+    the keys they annotated, so that their work is in their queue again (and only to
+    them: a curator named by a gold annotation, or an annotator named only as a gold
+    pattern's source, gets no assignment).
 
     ``curators``: the usernames of the gold annotations' curators, as ``annotators``. An
     existing one must be a curator (an admin or in the curator group, active or not); an
@@ -496,6 +580,11 @@ def study_create_imported(
     refused = _refused_annotators(
         {n: u for n, u in existing.items() if n in annotators}, annotators
     ) + _refused_curators({n: u for n, u in existing.items() if n in curators}, curators)
+    first_seen = {
+        name: min(where for where in (annotators.get(name), curators.get(name)) if where)
+        for name in names
+    }
+    refused += _refused_new_names(set(names) - set(existing), first_seen)
     if refused:
         raise ImportFileError(refused)
     author = created_by if getattr(created_by, "pk", None) else None
@@ -536,18 +625,11 @@ def study_create_imported(
         study=study,
         batch=batch,
         users=users,
-        assignments=(
-            {
-                username: Assignment.objects.create(batch=batch, annotator=user)
-                for username, user in sorted(users.items())
-            }
-            if assign
-            else None
-        ),
+        # Made as the annotations are written: only annotators with work on the keys.
+        assignments={} if assign else None,
         actor=author,
         result=result,
     )
-    result.assignments = len(target.assignments or {})
     chunk: list[dict[str, Any]] = []
     for record in records:
         chunk.append(record)
@@ -556,6 +638,7 @@ def study_create_imported(
             chunk = []
     if chunk:
         _write_chunk(target, chunk)
+    result.assignments = len(target.assignments or {})
     analyze(
         Key,
         TriggerPrefix,

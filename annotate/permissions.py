@@ -33,6 +33,16 @@ def user_is_curator(user) -> bool:
     return user.groups.filter(name=CURATOR_GROUP).exists()
 
 
+def user_can_manage_account(actor, account) -> bool:
+    """Whether ``actor`` (an admin) may reset, link or deactivate ``account``: a superuser
+    may manage anyone; other staff only accounts that are neither staff nor superusers.
+    Otherwise a staff member could reset a superuser's password (one who is also in the
+    annotator group) through the annotator screens, and sign in as them."""
+    if actor.is_superuser:
+        return True
+    return not (account.is_staff or account.is_superuser)
+
+
 class IsAnnotator(BasePermission):
     message = "Only annotators can do this."
 

@@ -44,6 +44,7 @@ from .models import (
     TriggerPrefix,
 )
 from .permissions import ANNOTATOR_GROUP
+from .usernames import username_normal
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -654,9 +655,18 @@ def batch_progress(*, batch: Batch) -> dict[str, Any]:
     }
 
 
-def annotator_list() -> QuerySet[Any]:
-    """Every annotator (active or not) with their assigned and submitted key counts, check
-    keys counted in neither (``annotate.checks``)."""
+def _manageable_by(users: QuerySet[Any], actor: Any) -> QuerySet[Any]:
+    """``users`` that ``actor`` may manage (``annotate.permissions.user_can_manage_account``):
+    all of them for a superuser (or no actor: the command line), else those that are
+    neither staff nor superusers."""
+    if actor is None or actor.is_superuser:
+        return users
+    return users.filter(is_staff=False, is_superuser=False)
+
+
+def annotator_list(*, actor: Any = None) -> QuerySet[Any]:
+    """Every annotator (active or not) that ``actor`` may manage, with their assigned and
+    submitted key counts, check keys counted in neither (``annotate.checks``)."""
     assigned = (
         AssignmentKey.objects.filter(assignment__annotator=OuterRef("pk"), is_check=False)
         .order_by()
@@ -673,9 +683,9 @@ def annotator_list() -> QuerySet[Any]:
         .annotate(n=Count("id"))
         .values("n")
     )
+    users = get_user_model().objects.filter(groups__name=ANNOTATOR_GROUP)
     return (
-        get_user_model()
-        .objects.filter(groups__name=ANNOTATOR_GROUP)
+        _manageable_by(users, actor)
         .annotate(
             keys_assigned=Coalesce(Subquery(assigned, output_field=IntegerField()), Value(0)),
             keys_submitted=Coalesce(Subquery(submitted, output_field=IntegerField()), Value(0)),
@@ -684,16 +694,18 @@ def annotator_list() -> QuerySet[Any]:
     )
 
 
-def annotator_get(*, user_id: int) -> Any:
-    return annotator_list().filter(pk=user_id).first()
+def annotator_get(*, user_id: int, actor: Any = None) -> Any:
+    """The annotator ``user_id`` if ``actor`` may manage them, else None."""
+    return annotator_list(actor=actor).filter(pk=user_id).first()
 
 
-def user_find(*, ref: int | str) -> Any:
-    """A user by id (int) or username (str); None when there is none."""
-    users = get_user_model().objects
+def user_find(*, ref: int | str, actor: Any = None) -> Any:
+    """A user by id (int) or username (str) among those ``actor`` may manage; None when
+    there is none. A username is looked up as sign-in reads it (NFKC)."""
+    users = _manageable_by(get_user_model().objects.all(), actor)
     if isinstance(ref, int):
         return users.filter(pk=ref).first()
-    return users.filter(username=ref).first()
+    return users.filter(username=username_normal(ref)).first()
 
 
 def batch_key_count(*, batch: Batch) -> int:

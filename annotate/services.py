@@ -25,7 +25,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group, User
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -49,8 +49,9 @@ from .models import (
     Study,
     TriggerPrefix,
 )
-from .permissions import ANNOTATOR_GROUP, user_is_annotator
+from .permissions import ANNOTATOR_GROUP, user_can_manage_account, user_is_annotator
 from .selectors import PatternView, pattern_list_for_annotation
+from .usernames import username_mixes_scripts, username_normal, username_skeleton
 
 # The 3-prefix rule (Geva et al. 2021, §3.1): a pattern must occur in at least 3 of the
 # key's top trigger prefixes.
@@ -96,6 +97,13 @@ ASSIGNMENT_NOTHING_TO_ADD = (
 ASSIGNMENT_ANNOTATORS_DUPLICATED = "Each annotator can be named only once."
 NOT_AN_ACTIVE_ANNOTATOR = "{username} is not an active annotator."
 USERNAME_TAKEN = "There is already a user named {username!r}."
+USERNAME_MIXED_SCRIPTS = (
+    "{username!r} mixes Latin, Cyrillic or Greek letters: write a username in one script."
+)
+USERNAME_CONFUSABLE = (
+    "{username!r} can be mistaken for the existing account {other!r}: choose another username."
+)
+ACCOUNT_PROTECTED = "Only a superuser can manage the account of an admin or a superuser."
 ACCOUNT_INACTIVE = "{username} is deactivated."
 PASSWORD_LINK_INVALID = (
     "This link is not valid: it has expired, was already used, or a newer link replaced "
@@ -214,13 +222,15 @@ def password_link_path(*, uid: str, token: str) -> str:
 
 
 @transaction.atomic
-def password_link_create(*, user: Any) -> PasswordLink:
-    """A new one-time link for ``user`` to set their password.
+def password_link_create(*, user: Any, actor: Any) -> PasswordLink:
+    """A new one-time link for ``user`` to set their password, made by ``actor`` (who
+    must be allowed to manage the account: ``account_check_manageable``).
 
     The current password stops working now (so do the user's sessions, whose hash
     follows the password, and every earlier link): a reset is for a password that is
     forgotten or may be known to someone else.
     """
+    account_check_manageable(actor=actor, account=user)
     if not user.is_active:
         raise ServiceError(ACCOUNT_INACTIVE.format(username=user.get_username()))
     user.set_unusable_password()
@@ -233,20 +243,58 @@ def password_link_create(*, user: Any) -> PasswordLink:
     )
 
 
+def username_skeletons() -> dict[str, str]:
+    """The skeleton (``annotate.usernames``) of every account's username, to that username."""
+    names = get_user_model().objects.order_by("username").values_list("username", flat=True)
+    return {username_skeleton(name): name for name in names}
+
+
+def username_validate_new(*, username: str, skeletons: dict[str, str] | None = None) -> str:
+    """The name a new account would get (``username_normal``), or ``ServiceError`` when it
+    cannot be one: not a valid username, already taken (in any case), written in two of
+    Latin, Cyrillic and Greek, or confusable with an account's (``skeletons``:
+    ``username_skeletons()`` by default; an import passes its own, to which it adds the
+    names it creates)."""
+    name = username_normal(username)
+    User = get_user_model()
+    try:
+        User.username_validator(name)
+    except ValidationError as exc:
+        raise ServiceError(" ".join(exc.messages), code="username_invalid") from exc
+    if username_mixes_scripts(name):
+        raise ServiceError(
+            USERNAME_MIXED_SCRIPTS.format(username=name), code="username_mixed_scripts"
+        )
+    if skeletons is None:
+        if User.objects.filter(username__iexact=name).exists():
+            raise ServiceError(USERNAME_TAKEN.format(username=name), code="username_taken")
+        skeletons = username_skeletons()
+    other = skeletons.get(username_skeleton(name))
+    if other is not None and other.casefold() == name.casefold():
+        raise ServiceError(USERNAME_TAKEN.format(username=name), code="username_taken")
+    if other is not None:
+        raise ServiceError(
+            USERNAME_CONFUSABLE.format(username=name, other=other), code="username_confusable"
+        )
+    return name
+
+
 @transaction.atomic
 def annotator_create(*, username: str) -> PasswordLink:
     """A new, active annotator without a password, and the link that invites them to
-    choose one."""
-    username = username.strip()
-    User = get_user_model()
-    try:
-        User.username_validator(username)
-    except ValidationError as exc:
-        raise ServiceError(" ".join(exc.messages)) from exc
-    if User.objects.filter(username__iexact=username).exists():
-        raise ServiceError(USERNAME_TAKEN.format(username=username))
-    user = user_create_annotator(username=username, password=None)
-    return password_link_create(user=user)
+    choose one. The name is stored in NFKC; one that is taken, mixes scripts or can be
+    mistaken for an account's is refused (``username_validate_new``)."""
+    name = username_validate_new(username=username)
+    user = user_create_annotator(username=name, password=None)
+    return password_link_create(user=user, actor=None)
+
+
+def account_check_manageable(*, actor: Any, account: Any) -> None:
+    """``PermissionDenied`` (403) unless ``actor`` may reset, link or deactivate
+    ``account``: only a superuser manages an admin's or a superuser's account. ``actor``
+    None: the command line or the system itself."""
+    if actor is not None and not user_can_manage_account(actor, account):
+        raise PermissionDenied(ACCOUNT_PROTECTED)
 
 
 def password_link_user(*, uid: str, token: str) -> Any:
@@ -634,6 +682,7 @@ def annotator_deactivate_and_reassign(
     withdrawn, never handed over, and count in neither figure of the result;
     ``reassign_to`` draws checks of their own for the keys they take.
     """
+    account_check_manageable(actor=actor, account=annotator)
     if reassign_to is None:
         return _annotator_deactivate_alone(annotator=annotator)
     if annotator.pk == reassign_to.pk:
@@ -1188,9 +1237,10 @@ def guideline_acknowledge(*, study: Study, user: User, version: int) -> Guidelin
 FLAG_NOTE_NEEDED = "Say what is wrong when the reason is other."
 
 
-def key_flag_set(*, key: Key, annotator: User, reason: str, note: str) -> KeyFlag:
-    """Flag ``key`` (a key the caller found through the annotator's own keys), or replace
-    the annotator's flag on it: one flag per annotator and key."""
+def key_flag_checked(*, reason: str, note: str) -> str:
+    """The rules of a flag, for a write and for an import alike: a known reason, a note of
+    at most ``NOTE_MAX_LENGTH`` characters, and one for the reason "other". Returns the
+    note as it is stored (without surrounding spaces)."""
     note = note.strip()
     if reason not in KeyFlag.Reason.values:
         raise ServiceError(f"Unknown reason {reason!r}.")
@@ -1198,6 +1248,13 @@ def key_flag_set(*, key: Key, annotator: User, reason: str, note: str) -> KeyFla
         raise ServiceError(FLAG_NOTE_NEEDED)
     if len(note) > NOTE_MAX_LENGTH:
         raise ServiceError(NOTE_TOO_LONG.format(n=NOTE_MAX_LENGTH), code="note_too_long")
+    return note
+
+
+def key_flag_set(*, key: Key, annotator: User, reason: str, note: str) -> KeyFlag:
+    """Flag ``key`` (a key the caller found through the annotator's own keys), or replace
+    the annotator's flag on it: one flag per annotator and key."""
+    note = key_flag_checked(reason=reason, note=note)
     flag, _ = KeyFlag.objects.update_or_create(
         key=key, annotator=annotator, defaults={"reason": reason, "note": note}
     )

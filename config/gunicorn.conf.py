@@ -21,11 +21,49 @@ Sized for the reference host: 2 cores that also run PostgreSQL.
 - ``keepalive`` above the think time of an annotator and above the 60 s idle timeout of
   common load balancers: a connection closed by the server just as the client reuses it
   fails that request (locust counts it as an error; browsers retry).
+- ``forwarded_allow_ips`` follows the app's proxy setting, ``FFKV_TRUSTED_PROXIES``:
+  gunicorn's own default trusted ``X-Forwarded-Proto`` from 127.0.0.1 whatever that
+  said, so a client on the host (or anything relaying from it) could make Django take
+  plain HTTP for HTTPS. With no trusted proxy (0, the default) gunicorn trusts no peer's
+  forwarded headers; with one or more, the peers named in ``FFKV_PROXY_ADDRESSES``
+  (addresses or networks, comma-separated), or any peer where it is unset or ``*``:
+  Django then trusts the proxy's header from any peer anyway (``SECURE_PROXY_SSL_HEADER``),
+  which is sound only where the proxies alone can reach this port.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+
+
+def _forwarded_allow_ips() -> str:
+    raw = os.environ.get("FFKV_TRUSTED_PROXIES", "").strip() or "0"
+    try:
+        proxies = int(raw)
+    except ValueError:
+        proxies = -1
+    if proxies < 0:
+        raise ValueError(f"FFKV_TRUSTED_PROXIES must be 0 or more, not {raw!r}")
+    addresses = [a.strip() for a in os.environ.get("FFKV_PROXY_ADDRESSES", "").split(",")]
+    addresses = [a for a in addresses if a]
+    if proxies == 0:
+        if addresses:
+            raise ValueError(
+                "FFKV_PROXY_ADDRESSES names proxies, but FFKV_TRUSTED_PROXIES is 0: set it "
+                "to the number of proxies in front of the app, or leave the addresses out"
+            )
+        return ""
+    for address in addresses:
+        if address != "*":
+            try:
+                ipaddress.ip_network(address)
+            except ValueError:
+                raise ValueError(
+                    f"FFKV_PROXY_ADDRESSES: {address!r} is not an address or a network"
+                ) from None
+    return ",".join(addresses) or "*"
+
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
@@ -33,3 +71,4 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 preload_app = os.environ.get("GUNICORN_PRELOAD", "1") == "1"
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "65"))
+forwarded_allow_ips = _forwarded_allow_ips()

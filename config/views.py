@@ -25,7 +25,7 @@ from rest_framework.permissions import BasePermission
 
 from annotate.api_errors import ErrorCode, data_too_large, error_body
 from annotate.apis import user_payload
-from annotate.apis.auth import login_throttle_wait
+from annotate.apis.auth import known_device_remember, login_throttle_wait
 
 FRONTEND_NOT_BUILT = (
     "The frontend is not built: run `make demo` (or `cd frontend && npm ci && npm run build`)."
@@ -120,7 +120,8 @@ def _refused_admin_login_form(message: str) -> type:
 @never_cache
 def admin_login(request: HttpRequest) -> HttpResponse:
     """The Django admin's sign-in, counted in the API login's throttles (per address and
-    per username): without this, the admin form let anyone guess passwords freely.
+    per username): without this, the admin form let anyone guess passwords freely. A
+    sign-in makes the browser a known device of the account, as the API's does.
 
     A refused attempt shows the form again with the reason, as a 429, without checking
     the password: the right one is refused too until the count has run out.
@@ -129,7 +130,10 @@ def admin_login(request: HttpRequest) -> HttpResponse:
         seconds = login_throttle_wait(request)
         if seconds is not None:
             return _admin_login_refused(request, seconds)
-    return admin.site.login(request)
+    response = admin.site.login(request)
+    if request.method == "POST" and response.status_code == 302 and request.user.is_authenticated:
+        known_device_remember(request, response, request.user)  # signed in just now
+    return response
 
 
 def _admin_login_refused(request: HttpRequest, seconds: int) -> HttpResponse:

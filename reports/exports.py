@@ -1,7 +1,8 @@
 """Export files of a study (DESIGN §6): JSONL (the contract), CSV and Parquet (each a zip
-of two tables: the prefixes' labels, and the annotations' patterns, a key's gold
-annotation among them as rows with ``gold`` true), streamed chunk by chunk, and
-``export_to_file``, which never leaves a partial file under the final name."""
+of three tables: the prefixes' labels, the annotations' patterns, a key's gold
+annotation among them as rows with ``gold`` true, and the annotators' flags on keys),
+streamed chunk by chunk, and ``export_to_file``, which never leaves a partial file under
+the final name."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ from .selectors import export_chunks
 
 SCHEMA = "ffkv.annotations/v1"
 FORMATS = ("jsonl", "csv", "parquet")
-# CSV and Parquet carry two tables, so each downloads as a zip of two files (README,
-# "Export and import"): ``labels`` and ``patterns``, named by ``TABLE_FILES``.
+# CSV and Parquet carry three tables, so each downloads as a zip of three files (README,
+# "Backup and restore"): ``labels``, ``patterns`` and ``flags``, named by ``TABLE_FILES``.
 CONTENT_TYPES = {
     "jsonl": "application/jsonl",
     "csv": "application/zip",
@@ -89,9 +90,11 @@ PATTERN_COLUMNS = (
     "source_annotator",
     "source_pattern",
 )
+# One row per flag an annotator raised on a key (one per annotator and key).
+FLAG_COLUMNS = ("study", "layer", "index", "annotator", "reason", "note", "created_at")
 TABLE_FILES = {
-    "csv": ("labels.csv", "patterns.csv"),
-    "parquet": ("labels.parquet", "patterns.parquet"),
+    "csv": ("labels.csv", "patterns.csv", "flags.csv"),
+    "parquet": ("labels.parquet", "patterns.parquet", "flags.parquet"),
 }
 UNKNOWN_FORMAT = "The format must be one of jsonl, csv, parquet."
 
@@ -161,7 +164,9 @@ def export_jsonl(
     ``source`` ("written"); and per key ``gold``: null, or the curated annotation (its
     curator as ``annotator``, ``is_check``, and per pattern ``source`` "written" or
     "adopted", ``source_annotator`` and ``source_pattern``, the adopted pattern's
-    0-based place in that annotator's ``patterns`` on this line, null where unknown).
+    0-based place in that annotator's ``patterns`` on this line, null where unknown);
+    and per key ``flags``: the annotators' flags on it (``reason``, ``note``,
+    ``annotator``, ``created_at``) by username, [] where none.
     Each line is ``json.dumps`` of its object; the study's part, the same on every line,
     is serialised once."""
 
@@ -174,7 +179,8 @@ def export_jsonl(
             f"{head}{dumps(record['key'])}, "
             f'"prefixes": {dumps(record["prefixes"])}, '
             f'"annotations": {dumps(record["annotations"])}, '
-            f'"gold": {dumps(record["gold"])}}}\n'
+            f'"gold": {dumps(record["gold"])}, '
+            f'"flags": {dumps(record["flags"])}}}\n'
             for record in chunk
         )
 
@@ -275,6 +281,22 @@ def _pattern_rows(
                 )
 
 
+def _flag_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
+    """The flags table (``FLAG_COLUMNS``): one row per flag, times as ISO 8601 texts."""
+    for record in chunk:
+        key = record["key"]
+        for flag in record["flags"]:
+            yield (
+                study_name,
+                key["layer"],
+                key["index"],
+                flag["annotator"],
+                flag["reason"],
+                flag["note"],
+                flag["created_at"],
+            )
+
+
 class _Pipe:
     """An unseekable sink for a zip written on the fly: ``take`` hands out what was
     written since the last call (``zipfile`` writes data descriptors to such a sink)."""
@@ -319,32 +341,37 @@ def export_csv(
     chunk_size: int = 500,
     progress: ProgressCallback | None = None,
 ) -> Iterator[bytes]:
-    """A zip of two CSV files, yielded piece by piece as it is written (one chunk of
-    keys at a time): ``labels.csv`` (``LABEL_COLUMNS``) and ``patterns.csv``
-    (``PATTERN_COLUMNS``; prefix ranks as ``1;2;5``). The labels are written into the
-    zip as they are read; the patterns, a smaller table, wait in a spooled temporary file
-    (memory up to ``SPOOL_BYTES``, then disk) and follow. A text cell that starts with
-    ``= + - @``, a tab or a carriage return (a study name, a username, a note, a prefix's
-    text or token) is written behind a ``'`` so that a spreadsheet never runs it as a
-    formula (``csv_cell``); numbers, and the JSONL and Parquet exports, are exact."""
-    labels_name, patterns_name = TABLE_FILES["csv"]
+    """A zip of three CSV files, yielded piece by piece as it is written (one chunk of
+    keys at a time): ``labels.csv`` (``LABEL_COLUMNS``), ``patterns.csv``
+    (``PATTERN_COLUMNS``; prefix ranks as ``1;2;5``) and ``flags.csv`` (``FLAG_COLUMNS``).
+    The labels are written into the zip as they are read; the patterns and the flags,
+    smaller tables, wait in spooled temporary files (memory up to ``SPOOL_BYTES``, then
+    disk) and follow. A text cell that starts with ``= + - @``, a tab or a carriage return
+    (a study name, a username, a note, a prefix's text or token) is written behind a
+    ``'`` so that a spreadsheet never runs it as a formula (``csv_cell``); numbers, and the
+    JSONL and Parquet exports, are exact."""
+    labels_name, patterns_name, flags_name = TABLE_FILES["csv"]
     pipe = _Pipe()
     with (
         tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as held,
+        tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as held_flags,
         zipfile.ZipFile(pipe, "w", compression=zipfile.ZIP_DEFLATED) as archive,
     ):
         held.write(_csv_header(PATTERN_COLUMNS))
+        held_flags.write(_csv_header(FLAG_COLUMNS))
         with archive.open(labels_name, "w", force_zip64=True) as labels:
             labels.write(_csv_header(LABEL_COLUMNS))
             for chunk in _chunks(study, layers, chunk_size, progress):
                 labels.write(_csv_text(_label_rows(study.name, chunk)))
                 held.write(_csv_text(_pattern_rows(study.name, chunk, _ranks_text)))
+                held_flags.write(_csv_text(_flag_rows(study.name, chunk)))
                 yield pipe.take()
-        held.seek(0)
-        with archive.open(patterns_name, "w", force_zip64=True) as patterns:
-            while block := held.read(COPY_BLOCK):
-                patterns.write(block)
-                yield pipe.take()
+        for name, spooled in ((patterns_name, held), (flags_name, held_flags)):
+            spooled.seek(0)
+            with archive.open(name, "w", force_zip64=True) as table:
+                while block := spooled.read(COPY_BLOCK):
+                    table.write(block)
+                    yield pipe.take()
     yield pipe.take()
 
 
@@ -411,6 +438,22 @@ def _pattern_schema() -> Any:
     )
 
 
+def _flag_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("study", pa.string()),
+            ("layer", pa.int32()),
+            ("index", pa.int64()),
+            ("annotator", pa.string()),
+            ("reason", pa.string()),
+            ("note", pa.string()),
+            ("created_at", pa.timestamp("us", tz="UTC")),
+        ]
+    )
+
+
 _TIME_COLUMNS = frozenset(
     {"created_at", "updated_at", "submitted_at", "pattern_created_at", "pattern_updated_at"}
 )
@@ -438,26 +481,36 @@ def export_parquet(
     chunk_size: int = 500,
     progress: ProgressCallback | None = None,
 ) -> None:
-    """A zip of two Parquet files, typed: ``labels.parquet`` (``LABEL_COLUMNS``) and
+    """A zip of three Parquet files, typed: ``labels.parquet`` (``LABEL_COLUMNS``),
     ``patterns.parquet`` (``PATTERN_COLUMNS``; prefix ranks a list of integers, times UTC
-    timestamps), one row group per chunk of keys. Each is written to an anonymous
-    temporary file in one pass over the study (Parquet's footer comes last), then both
-    are stored in the zip as they are (Parquet compresses its own pages)."""
+    timestamps) and ``flags.parquet`` (``FLAG_COLUMNS``, the time a UTC timestamp), one
+    row group per chunk of keys. Each is written to an anonymous temporary file in one
+    pass over the study (Parquet's footer comes last), then all are stored in the zip as
+    they are (Parquet compresses its own pages)."""
     import pyarrow.parquet as pq
 
-    schemas = (_label_schema(), _pattern_schema())
+    schemas = (_label_schema(), _pattern_schema(), _flag_schema())
 
     def rows(chunk: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], ...]:
-        return list(_label_rows(study.name, chunk)), list(_pattern_rows(study.name, chunk, list))
+        return (
+            list(_label_rows(study.name, chunk)),
+            list(_pattern_rows(study.name, chunk, list)),
+            list(_flag_rows(study.name, chunk)),
+        )
 
-    with tempfile.TemporaryFile() as labels_file, tempfile.TemporaryFile() as patterns_file:
-        files = (labels_file, patterns_file)
+    with (
+        tempfile.TemporaryFile() as labels_file,
+        tempfile.TemporaryFile() as patterns_file,
+        tempfile.TemporaryFile() as flags_file,
+    ):
+        files = (labels_file, patterns_file, flags_file)
         with (
             pq.ParquetWriter(labels_file, schemas[0]) as labels,
             pq.ParquetWriter(patterns_file, schemas[1]) as patterns,
+            pq.ParquetWriter(flags_file, schemas[2]) as flags,
         ):
-            writers = (labels, patterns)
-            wrote = [False, False]
+            writers = (labels, patterns, flags)
+            wrote = [False] * len(writers)
             for chunk in _chunks(study, layers, chunk_size, progress):
                 for t, table_rows in enumerate(rows(chunk)):
                     if table_rows:

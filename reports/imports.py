@@ -47,10 +47,15 @@ the trigger at the end of the text).
   0-based place of the adopted pattern in the ``patterns`` of that annotator's
   annotation on the same line, which must exist.
 
+- ``flags`` (per key): the annotators' flags on the key, each ``reason`` (a known one),
+  ``annotator`` (a username: one flag each, an unknown one becomes an inactive
+  annotator), ``note`` and ``created_at`` (optional: empty, the time of the import),
+  checked as a flag is when it is raised (``annotate.services.key_flag_checked``).
+
 A file without them: an empty note, version 1, the time of the import (submitted_at too
 for a submitted annotation), no active time, no guideline version, no check
-annotations, no gold. A curator unknown here becomes an inactive member of the curator
-group; a known one must be an admin or in that group (``annotate.imports``).
+annotations, no gold, no flags. A curator unknown here becomes an inactive member of the
+curator group; a known one must be an admin or in that group (``annotate.imports``).
 
 What the round trip normalises (export(import(x)) equals x up to these): lines come out
 in (layer, index) order, prefixes by rank, annotations by annotator; a pattern's
@@ -66,6 +71,7 @@ valid one's is not checked again (its §4 counts are the largest part of it).
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import json
 import math
@@ -85,10 +91,17 @@ from annotate.imports import (
     ImportResult,
     study_create_imported,
 )
-from annotate.limits import MAX_DESCRIPTION, MAX_NOTE, MAX_VERSION
-from annotate.models import Annotation, GoldPattern, Pattern, Study
+from annotate.limits import (
+    MAX_ANNOTATORS_PER_KEY,
+    MAX_DESCRIPTION,
+    MAX_NOTE,
+    MAX_PATTERNS_PER_ANNOTATION,
+    MAX_TOP_K,
+    MAX_VERSION,
+)
+from annotate.models import Annotation, GoldPattern, KeyFlag, Pattern, Study
 from annotate.selectors import LABELS, label_for_kinds
-from annotate.services import PATTERN_MIN_PREFIXES
+from annotate.services import PATTERN_MIN_PREFIXES, ServiceError, key_flag_checked
 
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import COUNTS_INVALID, READINGS, value_agreement_every_key
@@ -99,6 +112,13 @@ SCHEMA = "ffkv.annotations/v1"
 MAX_ERRORS = 20
 MAX_INT = 2**31 - 1
 MAX_COUNT = 2**53  # a count that JSON carries exactly
+# The file is read this many bytes at a time, and a line may hold at most
+# ``MAX_LINE_BYTES``: an export's line is one key (a few kilobytes; a key of 64 prefixes
+# with long sentences and many annotators, some hundreds). A longer line is refused
+# without being held: the first as soon as it passes the limit, as is a first line that
+# does not start with ``{`` as soon as its first byte is read.
+READ_CHUNK = 1 << 20
+MAX_LINE_BYTES = 16 << 20
 
 NOT_JSON = "line {line}: not valid JSON"
 NESTED_TOO_DEEPLY = "line {line}: not valid JSON (nested too deeply)"
@@ -113,7 +133,8 @@ NOT_JSONL = (
     "UTF-8 text, one JSON object per line); CSV and Parquet exports cannot be imported."
 )
 NOT_JSONL_TEXT = "it is not UTF-8 text"
-NOT_JSONL_FIRST_LINE = "its first line is not JSON"
+NOT_JSONL_FIRST_LINE = "its first line is not a JSON object"
+LINE_TOO_LONG = "line {line}: longer than {limit} MiB (a line of an export holds one key)"
 STUDY_NAME_INVALID = "The study name must be 1 to 200 characters."
 MORE_ERRORS = "... and more errors (only the first {n} are listed)."
 
@@ -132,6 +153,9 @@ SURROGATE_CHARACTER = "must not contain a lone surrogate (\\ud800-\\udfff)"
 SCHEMA_WRONG = f"must be {SCHEMA!r}"
 STUDY_DIFFERS = "differs from the study of line {line}"
 RANK_OUT_OF_RANGE = "must be between 1 and top_k ({top_k})"
+TOO_MANY_PREFIXES = "at most top_k ({top_k}) prefixes, got {n}"
+TOO_MANY_ANNOTATIONS = f"at most {MAX_ANNOTATORS_PER_KEY} annotations per key, got {{n}}"
+TOO_MANY_PATTERNS = f"at most {MAX_PATTERNS_PER_ANNOTATION} patterns per annotation, got {{n}}"
 RANK_REPEATED = "rank {rank} appears twice"
 RANKS_NOT_CONTIGUOUS = "ranks must run from 1 to the number of prefixes without gaps"
 NO_PREFIXES = "a key needs at least one prefix"
@@ -174,6 +198,9 @@ SOURCE_OF_WRITTEN = "only an adopted pattern has a source (must be null)"
 SOURCE_PATTERN_NEEDS_ANNOTATOR = "needs source_annotator, one of this key's annotators"
 SOURCE_ANNOTATOR_NOT_HERE = "{name!r} does not annotate this key (source_pattern names a pattern)"
 SOURCE_PATTERN_OUT_OF_RANGE = "{name!r} has {n} patterns on this key: must be from 0 to {last}"
+FLAG_REASON_UNKNOWN = "must be one of " + ", ".join(repr(r) for r in KeyFlag.Reason.values)
+FLAG_TWICE = "{name!r} flags this key twice (one flag per annotator and key)"
+TOO_MANY_FLAGS = f"at most {MAX_ANNOTATORS_PER_KEY} flags per key, got {{n}}"
 
 _STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
 _PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
@@ -209,6 +236,7 @@ _ANNOTATION_ADDITIVE = {
 _PATTERN_ADDITIVE = {"created_at", "updated_at", "source"}
 # The key's gold annotation (additive): an annotation whose annotator is its curator.
 _GOLD_ADDITIVE = {"note", "version", "is_check", "created_at", "updated_at", "submitted_at"}
+_FLAG_OPTIONAL = {"note", "created_at"}
 _GOLD_PATTERN_ADDITIVE = {
     "created_at",
     "updated_at",
@@ -355,7 +383,8 @@ def _study_header(raw: Any) -> dict[str, Any]:
         name: _str(study[name], f"study.{name}", max_len, non_empty=(name == "name"))
         for name, max_len in _STUDY_FIELDS.items()
     }
-    header["top_k"] = _int(study["top_k"], "study.top_k", 1)
+    # Mining's own bound (annotate.limits.MAX_TOP_K): a larger top_k is no mined study.
+    header["top_k"] = _int(study["top_k"], "study.top_k", 1, MAX_TOP_K)
     header["seed"] = _int(study["seed"], "study.seed", -(2**31), MAX_INT)
     for name in ("n_layers", "d_ff", "vocab_size"):  # 0: not known
         if name in study:
@@ -547,7 +576,10 @@ def _patterns(
     times), and the kinds that cover each rank."""
     out = []
     kinds: dict[int, set[str]] = {}
-    for q, raw_pattern in enumerate(_list(raw, path)):
+    raw_patterns = _list(raw, path)
+    if len(raw_patterns) > MAX_PATTERNS_PER_ANNOTATION:
+        raise _LineError(path, TOO_MANY_PATTERNS.format(n=len(raw_patterns)))
+    for q, raw_pattern in enumerate(raw_patterns):
         ppath = f"{path}[{q}]"
         pattern = _object(raw_pattern, ppath, {"description", "kind", "prefix_ranks"}, optional)
         description = _str(
@@ -650,7 +682,7 @@ def _gold(
 
 def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     """A line's object, checked field by field; returns it normalised."""
-    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"}, {"gold"})
+    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"}, {"gold", "flags"})
     if obj["schema"] != SCHEMA:
         raise _LineError("schema", SCHEMA_WRONG)
     header = headers.validate(obj["study"])
@@ -677,7 +709,10 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     prefixes: list[dict[str, Any]] = []
     seen_ranks: set[int] = set()
     prefix_fields = {"rank", "coefficient", "sentence_index", "position", *_PREFIX_STRINGS}
-    for p, raw in enumerate(_list(obj["prefixes"], "prefixes")):
+    raw_prefixes = _list(obj["prefixes"], "prefixes")
+    if len(raw_prefixes) > top_k:
+        raise _LineError("prefixes", TOO_MANY_PREFIXES.format(top_k=top_k, n=len(raw_prefixes)))
+    for p, raw in enumerate(raw_prefixes):
         path = f"prefixes[{p}]"
         prefix = _object(raw, path, prefix_fields, _PREFIX_ADDITIVE)
         rank = prefix["rank"]
@@ -714,7 +749,10 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     annotations: list[dict[str, Any]] = []
     annotators: set[str] = set()
     ann_fields = {"annotator", "status", "patterns", "labels"}
-    for a, raw in enumerate(_list(obj["annotations"], "annotations")):
+    raw_annotations = _list(obj["annotations"], "annotations")
+    if len(raw_annotations) > MAX_ANNOTATORS_PER_KEY:
+        raise _LineError("annotations", TOO_MANY_ANNOTATIONS.format(n=len(raw_annotations)))
+    for a, raw in enumerate(raw_annotations):
         path = f"annotations[{a}]"
         ann = _object(raw, path, ann_fields, _ANNOTATION_ADDITIVE)
         name = _username_of(ann["annotator"], f"{path}.annotator")
@@ -744,17 +782,134 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
         "prefixes": prefixes,
         "annotations": annotations,
         "gold": gold,
+        "flags": _flags(obj.get("flags", [])),
     }
+
+
+def _flags(raw: Any) -> list[dict[str, Any]]:
+    """The line's ``flags`` (additive): the annotators' flags on the key, each a known
+    ``reason``, the ``annotator``'s username (one flag each), and optionally a ``note``
+    (checked as a flag's note is written: ``annotate.services.key_flag_checked``) and
+    ``created_at``; by username, as the export writes them."""
+    flags = _list(raw, "flags")
+    if len(flags) > MAX_ANNOTATORS_PER_KEY:
+        raise _LineError("flags", TOO_MANY_FLAGS.format(n=len(flags)))
+    out = []
+    seen: set[str] = set()
+    for f, value in enumerate(flags):
+        path = f"flags[{f}]"
+        flag = _object(value, path, {"reason", "annotator"}, _FLAG_OPTIONAL)
+        name = _username_of(flag["annotator"], f"{path}.annotator")
+        if name in seen:
+            raise _LineError(f"{path}.annotator", FLAG_TWICE.format(name=name))
+        seen.add(name)
+        if flag["reason"] not in KeyFlag.Reason.values:
+            raise _LineError(f"{path}.reason", FLAG_REASON_UNKNOWN)
+        note = _str(flag.get("note", ""), f"{path}.note", MAX_NOTE)
+        try:
+            note = key_flag_checked(reason=flag["reason"], note=note)
+        except ServiceError as exc:
+            raise _LineError(f"{path}.note", exc.message) from None
+        normal = {"reason": flag["reason"], "note": note, "annotator": name}
+        if "created_at" in flag:
+            normal["created_at"] = _time(flag["created_at"], f"{path}.created_at")
+        out.append(normal)
+    return sorted(out, key=lambda x: x["annotator"])
+
+
+_JSON_SPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+def _not_jsonl(start: bytes) -> ImportFileError:
+    """The refusal of a file whose first line is no JSON object; ``start``: the bytes of it
+    read so far, which say whether it is text at all."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(start, final=False)
+    except UnicodeDecodeError:  # a binary file (a zip, Parquet) or another encoding
+        return ImportFileError([NOT_JSONL.format(why=NOT_JSONL_TEXT)], code="not_jsonl")
+    return ImportFileError([NOT_JSONL.format(why=NOT_JSONL_FIRST_LINE)], code="not_jsonl")
+
+
+def _lines(file: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, the line without its end) for every line of the file, read
+    ``READ_CHUNK`` bytes at a time; None for a line longer than ``MAX_LINE_BYTES``, which
+    is skipped without being held (so memory never holds more than one line and one
+    chunk). Refuses the file (``ImportFileError``, ``not_jsonl``) as soon as the first
+    byte of text (after a UTF-8 byte order mark and blank space) is not the ``{`` that
+    starts a JSON object, and when the first line of text is too long."""
+    number = 0  # of the last line ended
+    parts: list[bytes] = []
+    size = 0
+    skipping = False  # the line under way is too long, and was reported
+    started = False  # the first byte of text was read (and is a "{")
+    at_start = True  # nothing read yet but perhaps the byte order mark
+
+    bom = b""  # the file's first bytes while they may still be a byte order mark
+
+    def first_text(piece: bytes) -> None:
+        nonlocal started, at_start, bom
+        if at_start:
+            head = bom + piece
+            if len(head) < len(_BOM) and _BOM.startswith(head):
+                bom = head  # read on before deciding
+                return
+            at_start = False
+            piece = head.removeprefix(_BOM)
+        rest = piece.lstrip(_JSON_SPACE)
+        if rest:
+            if not rest.startswith(b"{"):
+                raise _not_jsonl(b"".join(parts) + piece)
+            started = True
+
+    def too_long(line: int) -> None:
+        if not started or line == first_line:
+            raise ImportFileError([LINE_TOO_LONG.format(line=line, limit=MAX_LINE_BYTES >> 20)])
+
+    first_line = 0  # the number of the line whose text came first
+    while chunk := file.read(READ_CHUNK):
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8", "surrogatepass")
+        start = 0
+        while start <= len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if not started:
+                first_text(piece)
+                if started:
+                    first_line = number + 1
+            if not skipping:
+                size += len(piece)
+                if size > MAX_LINE_BYTES:
+                    too_long(number + 1)
+                    skipping = True
+                    parts = []
+                    yield number + 1, None
+                else:
+                    parts.append(piece)
+            if end < 0:
+                break
+            number += 1
+            if not skipping:
+                yield number, b"".join(parts)
+            parts, size, skipping = [], 0, False
+            start = end + 1
+    if parts and not skipping:
+        yield number + 1, b"".join(parts)
 
 
 def _records(file: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """(line number, record, error) for every non-blank line of the file."""
     headers = _Headers()
     first = True  # no line with text read yet
-    for number, raw in enumerate(file, start=1):
+    for number, raw in _lines(file):
+        if raw is None:
+            first = False
+            yield number, None, LINE_TOO_LONG.format(line=number, limit=MAX_LINE_BYTES >> 20)
+            continue
         try:
             # A UTF-8 byte order mark, which some editors write, is no part of the JSON.
-            text = raw.decode("utf-8-sig" if first else "utf-8") if isinstance(raw, bytes) else raw
+            text = raw.decode("utf-8-sig" if first else "utf-8")
         except UnicodeDecodeError:
             if first:  # a binary file (a zip, Parquet) or another encoding
                 raise ImportFileError(
@@ -829,6 +984,10 @@ def _validate_file(file: IO[bytes]) -> _Summary:
                 for a, ann in enumerate(record["annotations"]):
                     summary.annotators.setdefault(
                         ann["annotator"], (number, f"annotations[{a}].annotator")
+                    )
+                for f, flag in enumerate(record["flags"]):
+                    summary.annotators.setdefault(
+                        flag["annotator"], (number, f"flags[{f}].annotator")
                     )
                 gold = record["gold"]
                 if gold is not None:

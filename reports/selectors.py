@@ -47,6 +47,7 @@ from annotate.models import (
     GoldAnnotation,
     GoldPattern,
     Key,
+    KeyFlag,
     Pattern,
     Study,
     TriggerPrefix,
@@ -559,6 +560,26 @@ def _export_pattern_view(
     )
 
 
+def _flag_records(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The annotators' flags on the keys ``ids`` as export objects, by key id, in order of
+    username (one flag per annotator and key): one query."""
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for key_id, username, reason, note, created_at in (
+        KeyFlag.objects.filter(key_id__in=ids)
+        .order_by("key_id", "annotator__username")
+        .values_list("key_id", "annotator__username", "reason", "note", "created_at")
+    ):
+        out[key_id].append(
+            {
+                "reason": reason,
+                "note": note,
+                "annotator": username,
+                "created_at": export_time(created_at),
+            }
+        )
+    return out
+
+
 def _gold_records(
     ids: list[int],
     prefixes: dict[int, list[dict[str, Any]]],
@@ -664,8 +685,8 @@ def export_chunks(
     *, study: Study, layers: Sequence[int] | None = None, chunk_size: int = EXPORT_CHUNK
 ) -> Iterator[list[dict[str, Any]]]:
     """The study's keys in (layer, index) order as export records, ``chunk_size`` keys
-    at a time: eight queries per chunk (keys, prefixes, annotations, patterns, covered
-    ranks; golds, their patterns and ranks), and only one chunk in memory. Keys are
+    at a time: nine queries per chunk (keys, prefixes, annotations, patterns, covered
+    ranks; golds, their patterns and ranks; flags), and only one chunk in memory. Keys are
     paged by (layer, index), not by offset, so a page costs the same at the end of a
     large study as at its start. Check annotations (``is_check``) are exported like the
     others, with ``check`` true (the reports leave them out)."""
@@ -760,6 +781,7 @@ def export_chunks(
                 }
             )
         golds = _gold_records(ids, prefixes, pattern_place)
+        flags = _flag_records(ids)
         by_key: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for (
             annotation_id,
@@ -811,6 +833,7 @@ def export_chunks(
                 "prefixes": prefixes[key_id],
                 "annotations": by_key[key_id],
                 "gold": golds.get(key_id),
+                "flags": flags.get(key_id, []),
             }
             for key_id, layer, index, value_top_tokens, *additive in rows
         ]

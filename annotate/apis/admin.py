@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..limits import MAX_LAYER
+from ..limits import MAX_ANNOTATORS_PER_KEY, MAX_LAYER
 from ..models import Batch, Study
 from ..permissions import IsAdmin
 from ..selectors import (
@@ -77,10 +77,12 @@ def _batch_or_404(batch_id: int) -> Batch:
     return batch
 
 
-def _users(refs: Sequence[int | str], field: str) -> list[Any]:
+def _users(refs: Sequence[int | str], field: str, actor: Any) -> list[Any]:
+    """The users named, among those ``actor`` may manage (a staff member who is not a
+    superuser does not see an admin's or a superuser's account here)."""
     users = []
     for ref in refs:
-        user = user_find(ref=ref)
+        user = user_find(ref=ref, actor=actor)
         if user is None:
             raise exceptions.ValidationError({field: [UNKNOWN_USER.format(ref=ref)]})
         users.append(user)
@@ -254,7 +256,7 @@ class AssignmentCreateApi(AdminApi):
         annotators = serializers.ListField(child=UserRefField(), min_length=1, max_length=1_000)
         overlap = serializers.IntegerField(
             min_value=1,
-            max_value=1_000,
+            max_value=MAX_ANNOTATORS_PER_KEY,
             help_text="How many of the annotators see each key (N); at most their number.",
         )
 
@@ -264,7 +266,7 @@ class AssignmentCreateApi(AdminApi):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        annotators = _users(data["annotators"], "annotators")
+        annotators = _users(data["annotators"], "annotators", request.user)
         assignment_create_with_overlap(batch=batch, annotators=annotators, overlap=data["overlap"])
         return Response(
             BatchOutputSerializer(_batch_or_404(batch_id)).data, status=status.HTTP_201_CREATED
@@ -287,7 +289,7 @@ class AssignmentExtendApi(AdminApi):
         )
         overlap = serializers.IntegerField(
             min_value=1,
-            max_value=1_000,
+            max_value=MAX_ANNOTATORS_PER_KEY,
             help_text="The new number of annotators per key: at least the current one, "
             "at most the batch's active annotators after the addition.",
         )
@@ -306,7 +308,7 @@ class AssignmentExtendApi(AdminApi):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        annotators = _users(data["annotators"], "annotators")
+        annotators = _users(data["annotators"], "annotators", request.user)
         result = assignment_extend(batch=batch, annotators=annotators, overlap=data["overlap"])
         out = {
             "batch": _batch_or_404(batch_id),
@@ -443,7 +445,10 @@ class AnnotatorListApi(AdminApi):
 
     @extend_schema(responses={200: AnnotatorOutputSerializer(many=True), 403: ErrorSerializer})
     def get(self, request: Request) -> Response:
-        return Response(AnnotatorOutputSerializer(annotator_list(), many=True).data)
+        """The annotators the admin may manage: every one for a superuser; for other
+        staff, those who are neither admins nor superusers."""
+        annotators = annotator_list(actor=request.user)
+        return Response(AnnotatorOutputSerializer(annotators, many=True).data)
 
     @extend_schema(
         request=InputSerializer,
@@ -465,17 +470,22 @@ class AnnotatorListApi(AdminApi):
 class AnnotatorPasswordLinkApi(AdminApi):
     """A new one-time link for the annotator to set their password (a reset, or an
     invitation sent again). Their current password, their sessions and every earlier
-    link stop working now."""
+    link stop working now. Only a superuser makes one for an admin's or a superuser's
+    account (404 for other staff, to whom such an account is not listed)."""
 
     @extend_schema(request=None, responses={200: AnnotatorWithLinkSerializer, **_ADMIN_ERRORS})
     def post(self, request: Request, user_id: int) -> Response:
-        annotator = annotator_get(user_id=user_id)
+        annotator = annotator_get(user_id=user_id, actor=request.user)
         if annotator is None:
             raise exceptions.NotFound(NOT_FOUND)
-        return Response(_with_link(password_link_create(user=annotator)))
+        return Response(_with_link(password_link_create(user=annotator, actor=request.user)))
 
 
 class AnnotatorDeactivateApi(AdminApi):
+    """Deactivate an annotator and hand their unfinished keys over. Only a superuser
+    deactivates an admin's or a superuser's account, or hands keys to one (404 and an
+    unknown user for other staff)."""
+
     @extend_schema_serializer(component_name="AnnotatorDeactivate")
     class InputSerializer(serializers.Serializer):
         reassign_to = UserRefField(
@@ -503,13 +513,13 @@ class AnnotatorDeactivateApi(AdminApi):
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer, **_ADMIN_ERRORS})
     def post(self, request: Request, user_id: int) -> Response:
-        annotator = annotator_get(user_id=user_id)
+        annotator = annotator_get(user_id=user_id, actor=request.user)
         if annotator is None:
             raise exceptions.NotFound(NOT_FOUND)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         ref = serializer.validated_data["reassign_to"]
-        reassign_to = None if ref is None else _users([ref], "reassign_to")[0]
+        reassign_to = None if ref is None else _users([ref], "reassign_to", request.user)[0]
         result = annotator_deactivate_and_reassign(
             annotator=annotator,
             reassign_to=reassign_to,

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+import secrets
 import unicodedata
+from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
-from django.http import HttpRequest
+from django.core import signing
+from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
@@ -22,6 +26,7 @@ from rest_framework.views import APIView
 from ..api_errors import ErrorCode, error_response
 from ..permissions import user_is_annotator, user_is_curator
 from ..services import PASSWORD_LINK_INVALID, password_link_user, password_set_with_link
+from ..usernames import username_normal
 from .common import ApiErrorsMixin, ErrorSerializer, ValidationErrorSerializer
 
 INVALID_CREDENTIALS = "Invalid username or password."
@@ -50,12 +55,75 @@ def user_payload(user) -> dict:
     return dict(UserOutputSerializer(user).data)
 
 
-class UsernameRateThrottle(SimpleRateThrottle):
-    """Counts sign-in attempts per submitted username, from any address: the per-address
-    throttle alone lets one account be guessed at from many addresses.
+# A browser where an account has signed in carries a signed cookie naming it (by a hash of
+# the name) and a random id of the browser. The per-username count is kept apart for each
+# such browser: a stranger hammering a name fills the count of the browsers that never
+# signed in to it, and its owner still signs in from theirs.
+KNOWN_DEVICE_COOKIE = "ffkv_known_device"
+KNOWN_DEVICE_SALT = "annotate.apis.auth.known-device"
+KNOWN_DEVICE_MAX_AGE = 90 * 24 * 3600  # a browser is forgotten 90 days after its last sign-in
+KNOWN_DEVICE_ACCOUNTS = 8  # accounts remembered per browser, the latest first
 
-    The name is normalised as loosely as a person would read it (NFKC, case, surrounding
-    spaces), so that ``Alice`` and `` alice `` share one count.
+
+def _username_digest(username: str) -> str:
+    """The name as loosely as a person reads it (NFKC, case, surrounding spaces), hashed:
+    ``Alice`` and `` alice `` share one count, and a cookie or cache key stays short and
+    plain whatever the name holds."""
+    name = unicodedata.normalize("NFKC", username).strip().casefold()
+    return hashlib.sha256(name.encode("utf-8", "backslashreplace")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class KnownDevice:
+    id: str
+    accounts: tuple[str, ...]  # username digests, the latest sign-in first
+
+
+def known_device(request: HttpRequest | Request) -> KnownDevice | None:
+    """The browser's known-device cookie, if it is one this site signed (and not older
+    than ``KNOWN_DEVICE_MAX_AGE``); None otherwise, a forged or stale one included."""
+    value = request.COOKIES.get(KNOWN_DEVICE_COOKIE)
+    if not value or len(value) > 4096:
+        return None
+    try:
+        data = signing.loads(value, salt=KNOWN_DEVICE_SALT, max_age=KNOWN_DEVICE_MAX_AGE)
+    except (signing.BadSignature, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    device, accounts = data.get("d"), data.get("u")
+    if not isinstance(device, str) or not isinstance(accounts, list):
+        return None
+    return KnownDevice(id=device, accounts=tuple(a for a in accounts if isinstance(a, str)))
+
+
+def known_device_remember(request: HttpRequest | Request, response: HttpResponse, user) -> None:
+    """After a sign-in: the browser is a known device of ``user`` from now on."""
+    device = known_device(request)
+    digest = _username_digest(user.get_username())
+    earlier = [a for a in device.accounts if a != digest] if device is not None else []
+    value = {
+        "d": device.id if device is not None else secrets.token_urlsafe(16),
+        "u": [digest, *earlier][:KNOWN_DEVICE_ACCOUNTS],
+    }
+    response.set_cookie(
+        KNOWN_DEVICE_COOKIE,
+        signing.dumps(value, salt=KNOWN_DEVICE_SALT),
+        max_age=KNOWN_DEVICE_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=settings.SESSION_COOKIE_SECURE,
+    )
+
+
+class UsernameRateThrottle(SimpleRateThrottle):
+    """Counts sign-in attempts per submitted username: the per-address throttle alone
+    lets one account be guessed at from many addresses.
+
+    One count for every browser that has not signed in to the account (so guessing from
+    many addresses stays bounded), and one of its own for each browser that has (a known
+    device: ``known_device``), so that a stranger who keeps the first count spent does
+    not lock the owner out of the browsers they use.
     """
 
     scope = "login_username"
@@ -67,10 +135,11 @@ class UsernameRateThrottle(SimpleRateThrottle):
         # before a password is checked, so it needs no count.
         if isinstance(username, bool) or not isinstance(username, (str, int, float)):
             return None
-        name = unicodedata.normalize("NFKC", str(username)).strip().casefold()
-        # Hashed: the cache key stays short and plain whatever the name holds.
-        digest = hashlib.sha256(name.encode("utf-8", "backslashreplace")).hexdigest()
-        return self.cache_format % {"scope": self.scope, "ident": digest}
+        ident = _username_digest(str(username))
+        device = known_device(request)
+        if device is not None and ident in device.accounts:
+            ident = f"{ident}:{hashlib.sha256(device.id.encode()).hexdigest()[:32]}"
+        return self.cache_format % {"scope": self.scope, "ident": ident}
 
 
 @method_decorator(csrf_protect, name="dispatch")
@@ -99,13 +168,19 @@ class LoginApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        user = authenticate(request, **serializer.validated_data)
+        credentials = dict(serializer.validated_data)
+        # Accounts are stored under NFKC names, as Django's own sign-in form reads them:
+        # a name typed with fullwidth letters is the same account.
+        credentials["username"] = username_normal(credentials["username"])
+        user = authenticate(request, **credentials)
         if user is None:
             return error_response(
                 INVALID_CREDENTIALS, ErrorCode.INVALID_CREDENTIALS, status.HTTP_400_BAD_REQUEST
             )
         login(request, user)
-        return Response(user_payload(user))
+        response = Response(user_payload(user))
+        known_device_remember(request, response, user)
+        return response
 
 
 class _FormSignIn(APIView):
@@ -116,9 +191,9 @@ class _FormSignIn(APIView):
 
 def login_throttle_wait(request: HttpRequest) -> int | None:
     """Counts a sign-in posted to a form outside the API (the Django admin's) in the API
-    login's own throttles, per address and per username, and answers the seconds to wait
-    once either count is spent (``None``: go ahead). One count for both forms: a guesser
-    gains nothing by switching between them."""
+    login's own throttles, per address and per username (a known device's own count
+    included), and answers the seconds to wait once either count is spent (``None``: go
+    ahead). One count for both forms: a guesser gains nothing by switching between them."""
     form = Request(request, parsers=[FormParser(), MultiPartParser()])
     view = _FormSignIn()
     throttles = [throttle_class() for throttle_class in LoginApi.throttle_classes]
@@ -200,4 +275,6 @@ class SetPasswordApi(ApiErrorsMixin, APIView):
         serializer.is_valid(raise_exception=True)
         user = password_set_with_link(**serializer.validated_data)
         login(request, user)
-        return Response(user_payload(user))
+        response = Response(user_payload(user))
+        known_device_remember(request, response, user)
+        return response

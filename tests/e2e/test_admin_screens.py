@@ -278,3 +278,39 @@ def test_carol_creates_an_annotator_who_sets_a_password_with_the_link_and_signs_
         expect(dave_page.get_by_role("alert")).to_contain_text("This link is not valid")
     finally:
         dave_context.close()
+
+
+# --- accounts: look-alike usernames, and what a staff member who is no superuser sees ----
+
+
+def test_a_look_alike_username_is_refused_with_the_reason(page, carol, alice):
+    log_in(page, "carol", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))
+    page.get_by_role("link", name="Annotators").click()
+    page.get_by_label("Username of the new annotator").fill("аӏісе")  # Cyrillic letters
+    page.get_by_role("button", name="Create and invite").click()
+    expect(page.get_by_role("alert")).to_have_text(
+        "This username can be mistaken for an existing account's: choose another one."
+    )
+    page.get_by_label("Username of the new annotator").fill("cаrol")  # one Cyrillic а
+    page.get_by_role("button", name="Create and invite").click()
+    expect(page.get_by_role("alert")).to_have_text(
+        "This username mixes Latin, Cyrillic or Greek letters: write it in one script."
+    )
+    expect(page.get_by_test_id("annotators").get_by_role("rowheader")).to_have_count(1)
+
+
+def test_a_staff_member_sees_no_superuser_among_the_annotators(page, carol, alice):
+    from django.contrib.auth.models import Group
+
+    from annotate.permissions import ANNOTATOR_GROUP
+    from tests.factories import UserFactory
+
+    carol.groups.add(Group.objects.get_or_create(name=ANNOTATOR_GROUP)[0])
+    UserFactory(username="sam", is_staff=True)
+    log_in(page, "sam", PASSWORD)
+    expect(page).to_have_url(re.compile(r"/manage$"))
+    page.get_by_role("link", name="Annotators").click()
+    rows = page.get_by_test_id("annotators").get_by_role("rowheader")
+    expect(rows).to_have_text(["alice"])
+    expect(page.get_by_role("button", name="New password link for carol")).to_have_count(0)

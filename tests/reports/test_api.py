@@ -199,7 +199,7 @@ def test_the_export_streams_each_format(hand_study, carol):
     assert csv.streaming and csv["Content-Type"] == "application/zip"
     assert csv["Content-Disposition"] == 'attachment; filename="hand-study.csv.zip"'
     tables = _unzip(_body(csv))
-    assert list(tables) == ["labels.csv", "patterns.csv"]
+    assert list(tables) == ["labels.csv", "patterns.csv", "flags.csv"]
     assert tables["labels.csv"].decode().count("\n") == 1 + 20
     assert tables["patterns.csv"].decode().count("\n") == 1 + 5  # 4 patterns, 1 empty
     parquet = client.get(f"/api/studies/{hand_study.pk}/export", {"format": "parquet"})
@@ -494,4 +494,6 @@ def test_a_csv_upload_is_one_error_saying_it_is_not_jsonl(hand_study, carol):
     body = response.json()
     assert body["code"] == "not_jsonl"
     assert len(body["errors"]) == 1
-    assert body["detail"].startswith("This is not a JSONL file: its first line is not JSON.")
+    assert body["detail"].startswith(
+        "This is not a JSONL file: its first line is not a JSON object."
+    )

@@ -67,8 +67,9 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
     lines = jsonl_lines(dated_study)
     assert len(lines) == 2
     first = lines[0]
-    assert list(first) == ["schema", "study", "key", "prefixes", "annotations", "gold"]
+    assert list(first) == ["schema", "study", "key", "prefixes", "annotations", "gold", "flags"]
     assert first["gold"] is None  # additive (DESIGN §6): the key's gold annotation
+    assert first["flags"] == []  # additive: the annotators' flags on the key
     assert first["schema"] == "ffkv.annotations/v1"
     # The contract's fields, then the additive ones (DESIGN §6; see test_roundtrip_mined).
     assert first["study"] == {
@@ -167,7 +168,7 @@ def test_a_key_without_annotations_is_exported_with_an_empty_list(db):
 
 def csv_tables(study) -> dict[str, list[dict]]:
     files = unzip(b"".join(export_csv(study=study)))
-    assert list(files) == ["labels.csv", "patterns.csv"]
+    assert list(files) == ["labels.csv", "patterns.csv", "flags.csv"]
     return {
         name.removesuffix(".csv"): list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
         for name, body in files.items()
@@ -226,7 +227,7 @@ def test_parquet_holds_the_csvs_two_tables_typed(dated_study, tmp_path):
     path = tmp_path / "x.parquet.zip"
     export_parquet(study=dated_study, sink=path)
     tables = parquet_tables(path)
-    assert list(tables) == ["labels.parquet", "patterns.parquet"]
+    assert list(tables) == ["labels.parquet", "patterns.parquet", "flags.parquet"]
     labels, patterns = tables["labels.parquet"], tables["patterns.parquet"]
     assert list(labels[0]) == list(LABEL_COLUMNS)
     as_text = [{k: "" if v is None else str(v) for k, v in row.items()} for row in labels]
@@ -320,13 +321,13 @@ def test_export_queries_grow_with_chunks_not_keys(db):
             lines = jsonl_lines(study, chunk_size=100)
         assert len(lines) == n_keys
         counts.append(len(ctx.captured_queries))
-    assert counts[0] == counts[1] == 8
+    assert counts[0] == counts[1] == 9
     study = _study(10)
     with CaptureQueriesContext(connection) as ctx:
         lines = jsonl_lines(study, chunk_size=4)
-    # Chunks of 4, 4, 2: eight queries each (five for the keys, their prefixes and
-    # annotations, three for the gold), in (layer, index) order across chunks.
-    assert len(ctx.captured_queries) == 24
+    # Chunks of 4, 4, 2: nine queries each (five for the keys, their prefixes and
+    # annotations, three for the gold, one for the flags), in (layer, index) order.
+    assert len(ctx.captured_queries) == 27
     assert [(x["key"]["layer"], x["key"]["index"]) for x in lines] == sorted(
         (1 + k % 2, k) for k in range(10)
     )
@@ -342,8 +343,12 @@ def test_the_export_command_writes_each_format(hand_study, tmp_path):
         call_command("export", "--study", "hand study", "--format", fmt, "--out", str(out))
         assert out.stat().st_size > 0
         assert not out.with_name(out.name + ".part").exists()
-    assert list(unzip(out.read_bytes())) == ["labels.parquet", "patterns.parquet"]
-    assert list(unzip((tmp_path / "out.csv").read_bytes())) == ["labels.csv", "patterns.csv"]
+    assert list(unzip(out.read_bytes())) == ["labels.parquet", "patterns.parquet", "flags.parquet"]
+    assert list(unzip((tmp_path / "out.csv").read_bytes())) == [
+        "labels.csv",
+        "patterns.csv",
+        "flags.csv",
+    ]
     lines = (tmp_path / "out.jsonl").read_text().splitlines()
     assert [json.loads(x) for x in lines] == jsonl_lines(hand_study)
 

@@ -85,7 +85,7 @@ def gold_study(hand_study):
 
 def test_the_jsonl_carries_gold_checks_active_time_and_guideline_versions(gold_study):
     first, second = export_lines(gold_study)
-    assert list(first)[-2:] == ["annotations", "gold"]
+    assert list(first)[-3:] == ["annotations", "gold", "flags"]
     alice, bob, carl = first["annotations"]
     assert (alice["active_seconds"], alice["guideline_version"], alice["check"]) == (
         93.5,
@@ -199,6 +199,33 @@ def test_unknown_curators_and_source_annotators_become_inactive_accounts(gold_st
     gold = GoldAnnotation.objects.get(key__study=result.study, key__layer=1)
     assert gold.curator == newcurator
     assert gold.patterns.get(order=2).source_annotator == gone
+
+
+def test_assign_gives_keys_only_to_those_who_annotated_them(gold_study):
+    from annotate.models import Assignment, AssignmentKey
+
+    lines = export_lines(gold_study)
+    for line in lines:
+        line["study"]["name"] = "assigned"
+    lines[0]["gold"]["annotator"] = "newcurator"
+    lines[0]["gold"]["patterns"][2]["source_annotator"] = "gone"  # annotates no key here
+    result = load(as_text(lines), live=True, assign=True)
+    assignments = Assignment.objects.filter(batch__study=result.study)
+    # Not the curators (cora, newcurator) nor the source annotator without annotations.
+    assert sorted(assignments.values_list("annotator__username", flat=True)) == [
+        "alice",
+        "bob",
+        "carl",
+    ]
+    assert result.assignments == 3
+    held = AssignmentKey.objects.filter(assignment__batch__study=result.study)
+    assert sorted(held.values_list("assignment__annotator__username", "key__layer")) == [
+        ("alice", 1),
+        ("alice", 2),
+        ("bob", 1),
+        ("bob", 2),
+        ("carl", 1),
+    ]
 
 
 def test_a_v1_file_without_the_new_fields_imports_with_defaults(gold_study):
@@ -453,7 +480,7 @@ def test_export_queries_stay_constant_per_chunk_with_gold(db):
             lines = export_lines(study)
         assert [line["gold"]["patterns"][0]["source_pattern"] for line in lines] == [0] * n_keys
         counts.append(len(ctx.captured_queries))
-    assert counts == [8, 8]
+    assert counts == [9, 9]
 
 
 def test_the_import_command_says_how_many_golds_and_new_accounts(gold_study, tmp_path):
@@ -465,4 +492,6 @@ def test_the_import_command_says_how_many_golds_and_new_accounts(gold_study, tmp
     path.write_text(as_text(lines), encoding="utf-8")
     out = io.StringIO()
     call_command("import", str(path), stdout=out)
-    assert "5 patterns, 2 gold annotations; new inactive accounts: newcurator" in out.getvalue()
+    assert "5 patterns, 2 gold annotations, 0 flags; new inactive accounts: newcurator" in (
+        out.getvalue()
+    )

@@ -247,8 +247,12 @@ def test_every_bad_line_is_listed_up_to_a_limit(hand_study, monkeypatch):
 def test_an_empty_file_or_a_bare_value_is_refused(db):
     with pytest.raises(ImportFileError, match="holds no keys"):
         load("\n\n")
-    with pytest.raises(ImportFileError, match="line 1: must be an object"):
+    with pytest.raises(ImportFileError) as info:  # a JSON value, but no object
         load("[1, 2]\n")
+    assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_FIRST_LINE)]
+    first = export_text(_one_key_study("v")).splitlines()[0].replace('"v"', '"v2"')
+    with pytest.raises(ImportFileError, match="line 2: must be an object"):
+        load(first + "\n[1, 2]\n")
     with pytest.raises(ImportFileError) as info:  # UTF-16: not the JSONL of an export
         study_import(file=io.BytesIO(b"\xff\xfe{}\n"))
     assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_TEXT)]
@@ -487,3 +491,185 @@ def test_the_import_command_makes_a_live_study_only_with_live(hand_study, tmp_pa
     assert not again.archived and again.batches.get().assignments.count() == 2
     with pytest.raises(CommandError, match="--assign needs --live"):
         call_command("import", str(path), "--study-name", "x", "--assign")
+
+
+# --- usernames the import would create ---------------------------------------------------
+
+
+def _with_annotators(hand_study, names: dict[tuple[int, int], str]) -> str:
+    """The hand study's export under another name, with annotators renamed: (line index,
+    annotation index) -> username."""
+    lines = renamed(export_text(hand_study), "other")
+    for (line, a), name in names.items():
+        lines[line]["annotations"][a]["annotator"] = name
+    return "\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (
+            {(1, 1): "аӏісе"},  # wholly Cyrillic, reads as alice
+            "line 2: annotations[1].annotator: 'аӏісе' can be mistaken for the existing "
+            "account 'alice'; an import does not create an account that looks like another",
+        ),
+        (
+            {(1, 0): "BOB"},
+            "line 2: annotations[0].annotator: 'BOB' can be mistaken for the existing "
+            "account 'bob'; an import does not create an account that looks like another",
+        ),
+        (
+            {(0, 1): "cаrl"},  # a Cyrillic а among Latin letters
+            "line 1: annotations[1].annotator: 'cаrl' mixes Latin, Cyrillic or Greek "
+            "letters: write a username in one script.",
+        ),
+        (
+            {(0, 1): "ｚｅｄ"},
+            "line 1: annotations[1].annotator: 'ｚｅｄ' is not written in Unicode's normal form "
+            "(NFKC reads it as 'zed'); an import creates accounts under normal names only",
+        ),
+        (
+            {(0, 1): "zoe", (1, 1): "ΖΟΕ"},  # two new names of the file that look alike
+            "line 2: annotations[1].annotator: 'ΖΟΕ' can be mistaken for 'zoe' (line 1); an "
+            "import does not create two accounts that look alike",
+        ),
+    ],
+    ids=["cyrillic", "case", "mixed", "fullwidth", "within the file"],
+)
+def test_an_import_refuses_to_create_a_look_alike_account(hand_study, names, expected):
+    before = _counts()
+    users = get_user_model().objects.count()
+    with pytest.raises(ImportFileError) as info:
+        load(_with_annotators(hand_study, names))
+    assert info.value.errors == [expected]
+    assert _counts() == before
+    assert get_user_model().objects.count() == users
+
+
+def test_an_import_creates_accounts_named_in_one_script(hand_study):
+    result = load(_with_annotators(hand_study, {(0, 1): "Иван", (1, 1): "张三"}))
+    assert result.users_created == ["Иван", "张三"]
+
+
+# --- caps: mining's bounds, and a reader that reads a bounded amount ----------------------
+
+
+def _one_line(hand_study) -> dict:
+    return renamed(export_text(hand_study), "capped")[0]
+
+
+def _refused(line: dict) -> list[str]:
+    before = _counts()
+    with pytest.raises(ImportFileError) as info:
+        load(json.dumps(line) + "\n")
+    assert _counts() == before
+    return info.value.errors
+
+
+def test_top_k_is_capped_as_mining_caps_it(hand_study):
+    from annotate.limits import MAX_TOP_K
+    from mining.apis import MiningRunListCreateApi
+    from mining.core import MineConfig
+
+    assert MineConfig().keep_k == MAX_TOP_K
+    assert MiningRunListCreateApi.InputSerializer().fields["top_k"].max_value == MAX_TOP_K
+    line = _one_line(hand_study)
+    line["study"]["top_k"] = 2**31 - 1
+    assert _refused(line) == ["line 1: study.top_k: must be between 1 and 64"]
+
+
+def test_a_key_with_more_prefixes_than_top_k_is_refused_before_they_are_read(hand_study):
+    line = _one_line(hand_study)
+    line["study"]["top_k"] = 64
+    line["prefixes"] = [{}] * 65  # not one of them is looked at
+    assert _refused(line) == ["line 1: prefixes: at most top_k (64) prefixes, got 65"]
+
+
+def test_too_many_annotations_or_patterns_are_refused_with_the_limit(hand_study):
+    line = _one_line(hand_study)
+    line["annotations"] = [{}] * 1001
+    assert _refused(line) == ["line 1: annotations: at most 1000 annotations per key, got 1001"]
+    line = _one_line(hand_study)
+    line["annotations"][0]["patterns"] = [{}] * 1001
+    assert _refused(line) == [
+        "line 1: annotations[0].patterns: at most 1000 patterns per annotation, got 1001"
+    ]
+    line = _one_line(hand_study)
+    line["gold"] = {"annotator": None, "status": "draft", "patterns": [{}] * 1001, "labels": []}
+    assert _refused(line) == [
+        "line 1: gold.patterns: at most 1000 patterns per annotation, got 1001"
+    ]
+
+
+class _CountingStream:
+    """A file of ``size`` bytes made on the fly (nothing written to disk): ``head`` then
+    ``fill``; counts what was read."""
+
+    def __init__(self, head: bytes, fill: bytes, size: int) -> None:
+        self.head, self.fill, self.size, self.read_bytes = head, fill, size, 0
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.size - self.read_bytes if n < 0 else min(n, self.size - self.read_bytes)
+        out = (self.head[self.read_bytes : self.read_bytes + n]).ljust(n, self.fill)
+        self.read_bytes += n
+        return out
+
+    def seek(self, offset: int) -> None:
+        self.read_bytes = offset
+
+
+JUNK_SIZE = 99 << 20
+
+
+@pytest.mark.parametrize(
+    "head",
+    [b"", b"\xef\xbb\xbf\n\n  \t\n", b"id,layer,index\n"],
+    ids=["junk", "after a byte order mark and blank lines", "a CSV header"],
+)
+def test_a_huge_junk_file_is_refused_after_its_first_chunk(db, head):
+    stream = _CountingStream(head, b"x", JUNK_SIZE)
+    with pytest.raises(ImportFileError) as info:
+        study_import(file=stream)
+    assert info.value.code == "not_jsonl"
+    assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_FIRST_LINE)]
+    assert stream.read_bytes <= imports.READ_CHUNK
+
+
+def test_a_huge_binary_file_is_refused_as_not_text_after_its_first_chunk(db):
+    stream = _CountingStream(b"PK\x03\x04\x14\x00\x9a\xff", b"\x00", JUNK_SIZE)
+    with pytest.raises(ImportFileError) as info:
+        study_import(file=stream)
+    assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_TEXT)]
+    assert stream.read_bytes <= imports.READ_CHUNK
+
+
+def test_a_huge_first_line_is_refused_once_it_passes_the_line_limit(db):
+    stream = _CountingStream(b'{"schema": "', b"x", JUNK_SIZE)
+    with pytest.raises(ImportFileError) as info:
+        study_import(file=stream)
+    assert info.value.errors == ["line 1: longer than 16 MiB (a line of an export holds one key)"]
+    assert stream.read_bytes <= imports.MAX_LINE_BYTES + imports.READ_CHUNK
+
+
+def test_a_later_line_too_long_is_that_lines_error(hand_study, monkeypatch):
+    good = export_text(hand_study).replace("hand study", "long").splitlines()
+    monkeypatch.setattr(imports, "MAX_LINE_BYTES", max(len(x) for x in good) + 10)
+    monkeypatch.setattr(imports, "READ_CHUNK", 97)
+    text = "\n".join([good[0], "{" + "x" * 20_000, "{", good[1]]) + "\n"
+    before = _counts()
+    with pytest.raises(ImportFileError) as info:
+        load(text)
+    assert info.value.errors == [
+        "line 2: longer than 0 MiB (a line of an export holds one key)",
+        "line 3: not valid JSON",
+    ]
+    assert _counts() == before
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_the_file_reads_the_same_in_any_chunk_size(hand_study, monkeypatch, chunk):
+    monkeypatch.setattr(imports, "READ_CHUNK", chunk)
+    text = "\ufeff" + export_text(hand_study).replace("hand study", f"chunk {chunk}")
+    text = text.replace("\n", "\n\n", 1)  # a blank line between the keys
+    study = load(text).study
+    assert export_text(study) == export_text(hand_study).replace("hand study", f"chunk {chunk}")

@@ -49,6 +49,10 @@ export const ERROR_CODE_KEYS: Record<ErrorCode, ParseKeys> = {
   assign_needs_live: 'errors.codes.assign_needs_live',
   guidelines_changed: 'errors.codes.guidelines_changed',
   guidelines_not_acknowledged: 'errors.codes.guidelines_not_acknowledged',
+  username_invalid: 'errors.codes.username_invalid',
+  username_taken: 'errors.codes.username_taken',
+  username_mixed_scripts: 'errors.codes.username_mixed_scripts',
+  username_confusable: 'errors.codes.username_confusable',
 };
 
 /** DRF's codes for a field's error whose message says nothing the code does not. */

@@ -11,6 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description The annotators the admin may manage: every one for a superuser; for other
+         *     staff, those who are neither admins nor superusers.
+         */
         get: operations["admin_annotators_list"];
         put?: never;
         /**
@@ -33,6 +37,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * @description Deactivate an annotator and hand their unfinished keys over. Only a superuser
+         *     deactivates an admin's or a superuser's account, or hands keys to one (404 and an
+         *     unknown user for other staff).
+         */
         post: operations["admin_annotators_deactivate_create"];
         delete?: never;
         options?: never;
@@ -52,7 +61,8 @@ export interface paths {
         /**
          * @description A new one-time link for the annotator to set their password (a reset, or an
          *     invitation sent again). Their current password, their sessions and every earlier
-         *     link stop working now.
+         *     link stop working now. Only a superuser makes one for an admin's or a superuser's
+         *     account (404 for other staff, to whom such an account is not listed).
          */
         post: operations["admin_annotators_password_link_create"];
         delete?: never;
@@ -1120,6 +1130,10 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `username_invalid` - USERNAME_INVALID
+             *     * `username_taken` - USERNAME_TAKEN
+             *     * `username_mixed_scripts` - USERNAME_MIXED_SCRIPTS
+             *     * `username_confusable` - USERNAME_CONFUSABLE
              *     * `guidelines_changed` - GUIDELINES_CHANGED
              *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
@@ -1174,6 +1188,10 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `username_invalid` - USERNAME_INVALID
+             *     * `username_taken` - USERNAME_TAKEN
+             *     * `username_mixed_scripts` - USERNAME_MIXED_SCRIPTS
+             *     * `username_confusable` - USERNAME_CONFUSABLE
              *     * `guidelines_changed` - GUIDELINES_CHANGED
              *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
@@ -1217,11 +1235,15 @@ export interface components {
          *     * `study_name_taken` - STUDY_NAME_TAKEN
          *     * `not_jsonl` - NOT_JSONL
          *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+         *     * `username_invalid` - USERNAME_INVALID
+         *     * `username_taken` - USERNAME_TAKEN
+         *     * `username_mixed_scripts` - USERNAME_MIXED_SCRIPTS
+         *     * `username_confusable` - USERNAME_CONFUSABLE
          *     * `guidelines_changed` - GUIDELINES_CHANGED
          *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "guidelines_changed" | "guidelines_not_acknowledged";
+        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "username_invalid" | "username_taken" | "username_mixed_scripts" | "username_confusable" | "guidelines_changed" | "guidelines_not_acknowledged";
         ExportJob: {
             id: number;
             study_id: number;
@@ -1316,6 +1338,10 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `username_invalid` - USERNAME_INVALID
+             *     * `username_taken` - USERNAME_TAKEN
+             *     * `username_mixed_scripts` - USERNAME_MIXED_SCRIPTS
+             *     * `username_confusable` - USERNAME_CONFUSABLE
              *     * `guidelines_changed` - GUIDELINES_CHANGED
              *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
@@ -1418,6 +1444,10 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `username_invalid` - USERNAME_INVALID
+             *     * `username_taken` - USERNAME_TAKEN
+             *     * `username_mixed_scripts` - USERNAME_MIXED_SCRIPTS
+             *     * `username_confusable` - USERNAME_CONFUSABLE
              *     * `guidelines_changed` - GUIDELINES_CHANGED
              *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
@@ -1467,6 +1497,10 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `username_invalid` - USERNAME_INVALID
+             *     * `username_taken` - USERNAME_TAKEN
+             *     * `username_mixed_scripts` - USERNAME_MIXED_SCRIPTS
+             *     * `username_confusable` - USERNAME_CONFUSABLE
              *     * `guidelines_changed` - GUIDELINES_CHANGED
              *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */
@@ -2359,6 +2393,10 @@ export interface components {
              *     * `study_name_taken` - STUDY_NAME_TAKEN
              *     * `not_jsonl` - NOT_JSONL
              *     * `assign_needs_live` - ASSIGN_NEEDS_LIVE
+             *     * `username_invalid` - USERNAME_INVALID
+             *     * `username_taken` - USERNAME_TAKEN
+             *     * `username_mixed_scripts` - USERNAME_MIXED_SCRIPTS
+             *     * `username_confusable` - USERNAME_CONFUSABLE
              *     * `guidelines_changed` - GUIDELINES_CHANGED
              *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
              */

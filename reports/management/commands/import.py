@@ -58,6 +58,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"imported study {result.study.name!r} (id {result.study.pk}), {state}: "
             f"{result.keys} keys, {result.prefixes} prefixes, {result.annotations} annotations, "
-            f"{result.patterns} patterns, {result.golds} gold annotations; "
+            f"{result.patterns} patterns, {result.golds} gold annotations, {result.flags} flags; "
             f"new inactive accounts: {created}"
         )

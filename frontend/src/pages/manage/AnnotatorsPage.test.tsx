@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
 import type { AdminAnnotator } from '../../api/types';
+import i18n from '../../i18n';
 import { carol, json, mockApi, renderApp } from '../../test/utils';
 
 function annotator(id: number, username: string, isActive = true): AdminAnnotator {
@@ -201,5 +202,39 @@ describe('AnnotatorsPage: accounts', () => {
     expect(within(notice).getByRole('status')).toHaveTextContent(
       /^New link for alice: .* Their old password and earlier links no longer work\.$/,
     );
+  });
+});
+
+describe('AnnotatorsPage: usernames that are refused', () => {
+  async function refuse(code: string, typed: string) {
+    mockApi({
+      'GET /api/admin/annotators/': () => json(200, [ALICE]),
+      'POST /api/admin/annotators/': () => json(400, { detail: 'English prose', code }),
+    });
+    renderApp({ path: '/manage/annotators', user: carol });
+    await userEvent.type(await screen.findByLabelText(i18n.t('annotators.newUsername')), typed);
+    await userEvent.click(screen.getByRole('button', { name: i18n.t('annotators.create') }));
+    return screen.findByRole('alert');
+  }
+
+  it.each([
+    ['username_confusable', 'cаrol', "This username can be mistaken for an existing account's"],
+    ['username_mixed_scripts', 'pаul', 'mixes Latin, Cyrillic or Greek letters'],
+    ['username_taken', 'ａlice', 'There is already an account with this username.'],
+    ['username_invalid', 'a b', 'A username may hold only letters, digits'],
+  ])('translates %s', async (code, typed, expected) => {
+    const alert = await refuse(code, typed);
+    expect(alert).toHaveTextContent(expected);
+    expect(alert).not.toHaveTextContent('English prose');
+  });
+
+  it('says so in Chinese', async () => {
+    await i18n.changeLanguage('zh-CN');
+    try {
+      const alert = await refuse('username_confusable', 'cаrol');
+      expect(alert).toHaveTextContent('此用户名容易与现有账户的用户名混淆');
+    } finally {
+      await i18n.changeLanguage('en');
+    }
   });
 });
