@@ -666,9 +666,14 @@ def _manageable_by(users: QuerySet[Any], actor: Any) -> QuerySet[Any]:
 
 def annotator_list(*, actor: Any = None) -> QuerySet[Any]:
     """Every annotator (active or not) that ``actor`` may manage, with their assigned and
-    submitted key counts, check keys counted in neither (``annotate.checks``)."""
+    submitted key counts in live studies: check keys (``annotate.checks``) and the work
+    of archived (imported, read-only) studies counted in neither."""
     assigned = (
-        AssignmentKey.objects.filter(assignment__annotator=OuterRef("pk"), is_check=False)
+        AssignmentKey.objects.filter(
+            assignment__annotator=OuterRef("pk"),
+            is_check=False,
+            assignment__batch__study__archived=False,
+        )
         .order_by()
         .values("assignment__annotator")
         .annotate(n=Count("id"))
@@ -676,7 +681,10 @@ def annotator_list(*, actor: Any = None) -> QuerySet[Any]:
     )
     submitted = (
         Annotation.objects.filter(
-            annotator=OuterRef("pk"), status=Annotation.Status.SUBMITTED, is_check=False
+            annotator=OuterRef("pk"),
+            status=Annotation.Status.SUBMITTED,
+            is_check=False,
+            key__study__archived=False,
         )
         .order_by()
         .values("annotator")

@@ -29,6 +29,7 @@ from tests.factories import (
     BatchFactory,
     KeyFactory,
     StudyFactory,
+    annotate_key,
     assigned_batch,
 )
 
@@ -214,6 +215,20 @@ def test_deactivating_alice_hands_her_unfinished_keys_to_bob(carol, alice, bob):
     assert (body["keys_moved"], body["keys_skipped"]) == (2, 0)
     assert client_for(bob).get("/api/next-key/").json()["key_id"] == keys[0].pk
     assert client_for(alice).get("/api/assignments/").status_code == 403
+
+
+def test_the_annotators_page_leaves_out_work_in_archived_studies(carol, alice):
+    # alice's imported work (an archived study, read-only) is no key of hers to do: her
+    # totals count the live studies only.
+    _, live = assigned_batch([alice], n_keys=2, n_prefixes=3)
+    annotate_key(live[0], alice)
+    _, archived = assigned_batch([alice], n_keys=3, n_prefixes=3, study=StudyFactory(archived=True))
+    for key in archived:
+        annotate_key(key, alice)
+    rows = client_for(carol).get("/api/admin/annotators/").json()
+    assert [(r["username"], r["keys_assigned"], r["keys_submitted"]) for r in rows] == [
+        ("alice", 2, 1)
+    ]
 
 
 def _alice_drafts_a_key_then_is_deactivated(carol, alice, bob, body) -> tuple[dict, object]:
