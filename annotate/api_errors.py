@@ -78,6 +78,7 @@ class ErrorCode(StrEnum):
     PATTERN_NEEDS_DESCRIPTION = "pattern_needs_description"
     PATTERN_DESCRIPTION_TOO_LONG = "pattern_description_too_long"
     PATTERN_KIND_UNKNOWN = "pattern_kind_unknown"
+    TOO_MANY_PATTERNS = "too_many_patterns"
     # Mining runs, exports, imports.
     MINING_REFUSED = "mining_refused"
     EXPORT_UNAVAILABLE = "export_unavailable"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from .models import NOTE_MAX_LENGTH, GoldAnnotation, GoldPattern, Key, Pattern, TriggerPrefix
@@ -27,6 +28,7 @@ from .services import (
     check_writable,
     validated_description,
     validated_kind,
+    validated_pattern_count,
     validated_prefixes,
 )
 
@@ -167,12 +169,13 @@ def gold_pattern_create(
     prefixes = validated_prefixes(key.pk, prefixes)
     if source_pattern is not None and source_pattern.annotation.key_id != key.pk:
         raise ServiceError(SOURCE_OF_ANOTHER_KEY)
-    last = GoldPattern.objects.filter(gold=gold).order_by("-order").values_list("order", flat=True)
+    counted = GoldPattern.objects.filter(gold=gold).aggregate(n=Count("id"), last=Max("order"))
+    validated_pattern_count(counted["n"])
     pattern = GoldPattern.objects.create(
         gold=gold,
         description=description,
         kind=kind,
-        order=(last.first() or 0) + 1,
+        order=(counted["last"] or 0) + 1,
         client_id=client_id,
         source=GoldPattern.Source.WRITTEN if source_pattern is None else GoldPattern.Source.ADOPTED,
         source_pattern=source_pattern,

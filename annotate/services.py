@@ -33,6 +33,7 @@ from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from .checks import Grant, check_keys_give
+from .limits import MAX_PATTERNS_PER_ANNOTATION
 from .models import (
     NOTE_MAX_LENGTH,
     PATTERN_DESCRIPTION_MAX_LENGTH,
@@ -64,6 +65,8 @@ PATTERN_NEEDS_DESCRIPTION = "A pattern needs a description."
 PATTERN_DESCRIPTION_TOO_LONG = "A pattern's description can be at most {n} characters."
 NOTE_TOO_LONG = "A note can be at most {n} characters."
 PATTERN_KIND_UNKNOWN = "A pattern's kind must be shallow, semantic or shallow+semantic."
+# As many as an import takes (``annotate.limits``), so that every export imports again.
+TOO_MANY_PATTERNS = "An annotation can have at most {n} patterns."
 STALE_VERSION = (
     "This annotation was changed elsewhere (another tab or device) since you loaded it; "
     "here is its current state."
@@ -1020,6 +1023,14 @@ def validated_description(description: str) -> str:
     return description
 
 
+def validated_pattern_count(n_patterns: int) -> None:
+    """Room for one more pattern beside the ``n_patterns`` an annotation (or a gold) has."""
+    if n_patterns >= MAX_PATTERNS_PER_ANNOTATION:
+        raise ServiceError(
+            TOO_MANY_PATTERNS.format(n=MAX_PATTERNS_PER_ANNOTATION), code="too_many_patterns"
+        )
+
+
 def validated_kind(kind: str) -> str:
     if kind not in Pattern.Kind.values:
         raise ServiceError(PATTERN_KIND_UNKNOWN, code="pattern_kind_unknown")
@@ -1062,6 +1073,7 @@ def pattern_create(
             annotation=annotation, pattern=existing, created=False, patterns=patterns
         )
     _check_writable(annotation, version)
+    validated_pattern_count(len(patterns))
     description = validated_description(description)
     kind = validated_kind(kind)
     prefixes = validated_prefixes(annotation.key_id, prefixes)

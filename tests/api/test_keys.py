@@ -12,6 +12,7 @@ from rest_framework.renderers import JSONRenderer
 
 from annotate.apis.annotator import PREFIX_RANKS_UNKNOWN, KeyDetailApi
 from annotate.apis.common import AnnotationStateSerializer
+from annotate.limits import MAX_PATTERNS_PER_ANNOTATION
 from annotate.models import Annotation, AnnotationEvent, Key, Pattern
 from annotate.selectors import annotation_view
 from annotate.services import (
@@ -657,3 +658,21 @@ def test_a_write_answers_the_state_that_a_fresh_read_gives(alice, key):
     assert created.status_code == 201
     assert created.json() == client.get(f"/api/keys/{key.pk}/annotation/").json()
     assert created.json()["patterns"][0]["prefix_ranks"] == [2, 5, 9]
+
+
+def test_an_annotation_takes_at_most_as_many_patterns_as_an_import_does(alice, key):
+    # The import refuses an annotation of more than MAX_PATTERNS_PER_ANNOTATION patterns:
+    # the API refuses to make one, so that every export imports again.
+    client = client_for(alice)
+    version = _pattern(client, key, _open(client, key)["annotation"]["version"]).json()["version"]
+    annotation = Annotation.objects.get(key=key, annotator=alice)
+    Pattern.objects.bulk_create(
+        Pattern(annotation=annotation, description=f"p{n}", kind="shallow", order=n)
+        for n in range(1, MAX_PATTERNS_PER_ANNOTATION - 1)
+    )
+    response = _pattern(client, key, version)
+    assert response.status_code == 201, response.content  # the last one it takes
+    response = _pattern(client, key, response.json()["version"])
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "too_many_patterns"
+    assert Pattern.objects.filter(annotation=annotation).count() == MAX_PATTERNS_PER_ANNOTATION

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from annotate.limits import MAX_PATTERNS_PER_ANNOTATION
 from annotate.models import Annotation, GoldAnnotation, GoldPattern, KeyFlag, Study
 from tests.conftest import client_for
 from tests.factories import AssignmentFactory, UserFactory, annotate_key, assigned_batch
@@ -613,3 +614,19 @@ def test_an_edit_keeps_the_three_prefix_rule_and_a_stale_delete_is_a_409(alice, 
     assert response.json()["current"]["version"] == 1
     assert GoldPattern.objects.get(gold__key=key).prefixes.count() == 3
     assert GoldAnnotation.objects.get(key=key).version == 1
+
+
+def test_a_gold_takes_at_most_as_many_patterns_as_an_import_does(alice, bob, curator):
+    key, _ = _key_for_gold(alice, bob)
+    version = _add(curator, key, 0).json()["version"]
+    gold = GoldAnnotation.objects.get(key=key)
+    GoldPattern.objects.bulk_create(
+        GoldPattern(gold=gold, description=f"p{n}", kind="shallow", order=n + 1)
+        for n in range(1, MAX_PATTERNS_PER_ANNOTATION - 1)
+    )
+    response = _add(curator, key, version)
+    assert response.status_code == 201, response.content  # the last one it takes
+    response = _add(curator, key, response.json()["version"])
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "too_many_patterns"
+    assert gold.patterns.count() == MAX_PATTERNS_PER_ANNOTATION

@@ -41,6 +41,7 @@ export const ERROR_CODE_KEYS: Record<ErrorCode, ParseKeys> = {
   pattern_needs_description: 'errors.codes.pattern_needs_description',
   pattern_description_too_long: 'errors.codes.pattern_description_too_long',
   pattern_kind_unknown: 'errors.codes.pattern_kind_unknown',
+  too_many_patterns: 'errors.codes.too_many_patterns',
   mining_refused: 'errors.codes.mining_refused',
   export_unavailable: 'errors.codes.export_unavailable',
   import_refused: 'errors.codes.import_refused',

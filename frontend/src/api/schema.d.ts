@@ -1124,6 +1124,7 @@ export interface components {
              *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
              *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
@@ -1182,6 +1183,7 @@ export interface components {
              *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
              *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
@@ -1229,6 +1231,7 @@ export interface components {
          *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
          *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
          *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+         *     * `too_many_patterns` - TOO_MANY_PATTERNS
          *     * `mining_refused` - MINING_REFUSED
          *     * `export_unavailable` - EXPORT_UNAVAILABLE
          *     * `import_refused` - IMPORT_REFUSED
@@ -1243,7 +1246,7 @@ export interface components {
          *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "username_invalid" | "username_taken" | "username_mixed_scripts" | "username_confusable" | "guidelines_changed" | "guidelines_not_acknowledged";
+        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "too_many_patterns" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "username_invalid" | "username_taken" | "username_mixed_scripts" | "username_confusable" | "guidelines_changed" | "guidelines_not_acknowledged";
         ExportJob: {
             id: number;
             study_id: number;
@@ -1332,6 +1335,7 @@ export interface components {
              *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
              *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
@@ -1438,6 +1442,7 @@ export interface components {
              *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
              *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
@@ -1491,6 +1496,7 @@ export interface components {
              *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
              *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
@@ -2387,6 +2393,7 @@ export interface components {
              *     * `pattern_needs_description` - PATTERN_NEEDS_DESCRIPTION
              *     * `pattern_description_too_long` - PATTERN_DESCRIPTION_TOO_LONG
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
+             *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
