@@ -37,3 +37,138 @@ def patient_expect():
     expect.set_options(timeout=15_000)
     yield
     expect.set_options(timeout=5_000)
+
+
+# -- layout checks, shared by every screen's layout test ----------------------------
+#
+# Each returns nothing and fails with the offending elements named (tag, test id or
+# class, text, box), so that a failure says what to fix. They are pure reads of the
+# page as it is now, except that `assert_controls_reachable` scrolls (and scrolls the
+# window back where it was).
+
+_DESCRIBE_JS = """
+() => { window.__ffkvDescribe = (el) => {
+  const r = el.getBoundingClientRect();
+  const id = el.getAttribute('data-testid') || el.id || String(el.className || '');
+  const name = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('name')
+    || el.getAttribute('value') || '').trim().replace(/\\s+/g, ' ').slice(0, 50);
+  const [x0, x1, y0, y1] = [r.left, r.right, r.top, r.bottom].map(Math.round);
+  return `<${el.tagName.toLowerCase()} ${id}> "${name}" at x=${x0}..${x1} y=${y0}..${y1}`;
+}; }
+"""
+
+_OVERFLOW_JS = """
+() => {
+  const width = window.innerWidth;
+  const outside = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (!el.checkVisibility({ visibilityProperty: true })) continue;
+    // Inside a box that clips or scrolls sideways, the box itself is what is checked
+    // (and assert_controls_reachable scrolls such boxes to reach what they hold).
+    let clipped = false;
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== 'visible') { clipped = true; break; }
+    }
+    if (clipped) continue;
+    if (r.left < -0.5 || r.right > width + 0.5) outside.push(window.__ffkvDescribe(el));
+  }
+  return { scrollWidth: document.scrollingElement.scrollWidth, width, outside };
+}
+"""
+
+_CONTROLS = (
+    "button, a[href], input:not([type=hidden]), select, textarea, summary, "
+    "[role=button], [role=link], [role=checkbox], [role=radio], [role=tab]"
+)
+
+_REACHABLE_JS = """
+([selector, within]) => {
+  const scrollX = window.scrollX, scrollY = window.scrollY;
+  const focused = document.activeElement;
+  const width = window.innerWidth, height = window.innerHeight;
+  const root = document.querySelector(within) || document.body;
+  const problems = [];
+  let checked = 0;
+  for (const el of root.querySelectorAll(selector)) {
+    const before = el.getBoundingClientRect();
+    // Not rendered (display: none, a closed dialog) or a 1-pixel visually hidden one.
+    if (before.width <= 1 && before.height <= 1) continue;
+    if (!el.checkVisibility({ visibilityProperty: true })) continue;
+    checked += 1;
+    // Focused first, as the keyboard reaches it: a control that shows on focus (a skip
+    // link) counts as it is then.
+    el.focus({ preventScroll: true });
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const r = el.getBoundingClientRect();
+    if (r.left < -0.5 || r.right > width + 0.5 || r.top < -0.5 || r.bottom > height + 0.5) {
+      problems.push(`${window.__ffkvDescribe(el)}: not inside the ${width}x${height} viewport`);
+      continue;
+    }
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const hit = document.elementFromPoint(x, y);
+    const labels = el.labels ? [...el.labels] : [];
+    if (!hit || !(el.contains(hit) || labels.some((label) => label.contains(hit)))) {
+      const by = hit ? window.__ffkvDescribe(hit) : 'nothing';
+      problems.push(`${window.__ffkvDescribe(el)}: covered by ${by}`);
+    }
+  }
+  if (focused instanceof HTMLElement) focused.focus({ preventScroll: true });
+  else document.activeElement?.blur();
+  window.scrollTo({ left: scrollX, top: scrollY, behavior: 'instant' });
+  return { checked, problems };
+}
+"""
+
+_REFLOWED_CELLS_JS = """
+() => {
+  const problems = [];
+  for (const cell of document.querySelectorAll('table td')) {
+    if (getComputedStyle(cell).display === 'table-cell') continue;
+    if (!cell.checkVisibility() || !cell.textContent.trim()) continue;
+    const before = getComputedStyle(cell, '::before').content;
+    const labelled = (before && before !== 'none' && before !== 'normal' && before !== '""')
+      || cell.querySelector('[data-cell-label]');
+    if (!labelled) problems.push(window.__ffkvDescribe(cell));
+  }
+  return problems;
+}
+"""
+
+
+def assert_no_horizontal_overflow(page) -> None:
+    """The page does not scroll sideways and no visible element pokes out of the viewport
+    to the left or right (elements inside a box that clips or scrolls sideways count as
+    that box)."""
+    page.evaluate(_DESCRIBE_JS)
+    found = page.evaluate(_OVERFLOW_JS)
+    assert found["scrollWidth"] <= found["width"], (
+        f"the page scrolls sideways: scrollWidth {found['scrollWidth']} > {found['width']}",
+        found["outside"][:15],
+    )
+    assert not found["outside"], (
+        f"{len(found['outside'])} elements outside the {found['width']} px viewport",
+        found["outside"][:15],
+    )
+
+
+def assert_controls_reachable(page, within: str = "body") -> None:
+    """Every rendered control (button, link, input, select, textarea, summary and their
+    ARIA roles) under ``within``, focused and scrolled into view, lies inside the viewport
+    and is what a click at its centre lands on (nothing covers it: a sticky bar, a
+    neighbour). Focus and the window's scroll are put back afterwards."""
+    page.evaluate(_DESCRIBE_JS)
+    found = page.evaluate(_REACHABLE_JS, [_CONTROLS, within])
+    assert found["checked"] > 0, f"no control found under {within!r}"
+    assert not found["problems"], found["problems"][:15]
+
+
+def assert_reflowed_cells_labelled(page) -> None:
+    """Where a table reflows (its cells no longer laid out as table cells, as on a phone,
+    with the header row hidden), every cell with content says what it is: a label drawn
+    by its ``::before`` (``content: attr(data-label)``) or an element marked
+    ``data-cell-label`` inside it."""
+    page.evaluate(_DESCRIBE_JS)
+    problems = page.evaluate(_REFLOWED_CELLS_JS)
+    assert not problems, ("reflowed table cells without a label", problems[:15])
