@@ -9,7 +9,7 @@ import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
 import { KeyActivityNotice } from '../workspace/KeyActivityNotice';
-import { useComposerDraft } from '../workspace/composerDraft';
+import { clearDraft, useComposerDraft } from '../workspace/composerDraft';
 import type { ShownDraft } from '../workspace/composerDraft';
 import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { GuidelinesDialog, GuidelinesGate } from '../workspace/GuidelinesGate';
@@ -21,6 +21,7 @@ import { applyPending, deriveLabels } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
 import { PatternList } from '../workspace/PatternList';
+import { usePendingPatternGuard } from '../workspace/pendingPattern';
 import { PrefixList } from '../workspace/PrefixList';
 import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
@@ -163,30 +164,30 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     kind: composer.kind,
   });
 
-  const addPattern = useCallback(() => {
-    if (blockers.length > 0) return;
+  /** The composer's Add (or Save): queues the write and empties the composer. */
+  const addPattern = useCallback((): QueuedWrite | null => {
+    if (blockers.length > 0) return null;
     const prefixRanks = ranks.filter((rank) => selection.selected.has(rank));
     const description = composer.description.trim();
     const kind = composer.kind!;
-    if (composer.editing) {
-      queue.enqueue(keyId, {
-        type: 'update',
-        ref: { id: composer.editing.id, clientId: composer.editing.client_id },
-        changes: { description, kind, prefix_ranks: prefixRanks },
-      });
-    } else {
-      queue.enqueue(keyId, {
-        type: 'create',
-        clientId: newId(),
-        description,
-        kind,
-        prefixRanks,
-      });
-    }
+    const write = composer.editing
+      ? queue.enqueue(keyId, {
+          type: 'update',
+          ref: { id: composer.editing.id, clientId: composer.editing.client_id },
+          changes: { description, kind, prefix_ranks: prefixRanks },
+        })
+      : queue.enqueue(keyId, {
+          type: 'create',
+          clientId: newId(),
+          description,
+          kind,
+          prefixRanks,
+        });
     setComposer(EMPTY_COMPOSER);
     dispatch({ type: 'clear' });
     // Back to the prefixes: the next `j x` selects, it is not typed into the description.
     listRef.current?.focus();
+    return write;
   }, [blockers.length, ranks, selection.selected, composer, queue, keyId]);
 
   function editPattern(pattern: DisplayPattern) {
@@ -205,6 +206,13 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     dispatch({ type: 'clear' });
   }
 
+  /** Empty the composer, in storage too: the composer of a submitted key is empty. */
+  const clearComposer = useCallback(() => {
+    setComposer(EMPTY_COMPOSER);
+    dispatch({ type: 'clear' });
+    clearDraft(userId, keyId);
+  }, [userId, keyId]);
+
   // -- submit and move on ----------------------------------------------------------
 
   const flushNote = note.flush;
@@ -212,6 +220,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const submitAndNext = useCallback(async () => {
     if (advancing || load.kind !== 'ready') return;
     setAdvancing(true);
+    clearComposer();
     // Whatever is held back (the note, a delete that could still be undone) goes now.
     queue.release(keyId);
     if (!submitted) queue.enqueue(keyId, { type: 'submit', activeSeconds: activeSeconds() });
@@ -231,6 +240,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   }, [
     advancing,
     load.kind,
+    clearComposer,
     submitted,
     queue,
     keyId,
@@ -247,17 +257,38 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   // -- the keyboard ----------------------------------------------------------------
 
-  // Ctrl+Enter on a key with no pattern asks first: a slip would submit an empty key.
-  function requestSubmit() {
-    if (!submitted && (display?.patterns.length ?? 0) === 0) setConfirmEmpty(true);
-    else void submitAndNext();
+  // Submit never drops the pattern still in the composer: it asks first (pendingPattern).
+  // Ctrl+Enter on a key with no pattern asks too, where nothing else was asked: a slip
+  // would submit an empty key.
+  const guard = usePendingPatternGuard({
+    contents: {
+      submitted,
+      blockers,
+      description: composer.description,
+      kind: composer.kind,
+      selected: ranks.filter((rank) => selection.selected.has(rank)),
+      editing: composer.editing,
+    },
+    editingNumber: composer.editing?.number ?? null,
+    action: 'submit',
+    queue,
+    add: addPattern,
+    discard: clearComposer,
+  });
+
+  function requestSubmit(byKeyboard: boolean) {
+    const empty = !submitted && (display?.patterns.length ?? 0) === 0;
+    guard.request((how) => {
+      if (byKeyboard && how === 'nothing' && empty) setConfirmEmpty(true);
+      else void submitAndNext();
+    });
   }
 
   // Keys count only inside the workspace (the page's header and menus keep theirs),
   // and are looked up in the keymap that the help lists.
   function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
     handlePrefixListKey(event, KEYMAP, characterKeys, {
-      submit: requestSubmit,
+      submit: () => requestSubmit(true),
       leaveField: (field) => {
         if (field === noteRef.current) flushNote();
         listRef.current?.focus();
@@ -485,7 +516,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
                   <button
                     type="button"
                     className="primary"
-                    onClick={() => void submitAndNext()}
+                    onClick={() => requestSubmit(false)}
                     disabled={advancing}
                   >
                     {t('workspace.next')}
@@ -496,7 +527,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
               <button
                 type="button"
                 className="primary"
-                onClick={() => void submitAndNext()}
+                onClick={() => requestSubmit(false)}
                 disabled={advancing}
                 aria-keyshortcuts="Control+Enter"
               >
@@ -514,6 +545,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
         <KeyboardHelp onClose={() => setHelpOpen(false)} characterKeys={characterKeys} />
       )}
       {guidelines.dialogOpen && <GuidelinesDialog guidelines={guidelines} />}
+      {guard.dialog}
       {confirmEmpty && (
         <ConfirmEmptySubmit
           onCancel={() => setConfirmEmpty(false)}
