@@ -32,8 +32,8 @@ export function AssignmentTable({ assignments }: { assignments: Assignment[] }) 
               <th scope="row">
                 <Link to={`/assignments/${assignment.id}`}>{assignment.batch_name}</Link>
               </th>
-              <td>{assignment.study_name}</td>
-              <td>
+              <td data-label={t('home.study')}>{assignment.study_name}</td>
+              <td data-label={t('home.progress')}>
                 <div className="progress-cell">
                   <ProgressBar
                     value={assignment.keys_submitted}
@@ -43,7 +43,7 @@ export function AssignmentTable({ assignments }: { assignments: Assignment[] }) 
                   <span className="progress-text">{t('home.keysProgress', counts)}</span>
                 </div>
               </td>
-              <td>
+              <td data-label={t('home.assigned')}>
                 {Number.isNaN(created.getTime()) ? (
                   assignment.created_at
                 ) : (
