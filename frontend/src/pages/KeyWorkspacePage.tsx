@@ -324,10 +324,13 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   // Focus starts in the prefix list, where the keys act (unless the user is elsewhere);
   // before paint, so that a key pressed as soon as the list shows is not lost. Without
-  // scrolling: the page opens at its top, with the composer on screen.
+  // scrolling: the page opens at its top, with the composer on screen, also where the
+  // guidelines shown before it were read down to their end.
   const ready = load.kind === 'ready' && guidelines.gate === 'none';
   useLayoutEffect(() => {
-    if (ready && (!document.activeElement || document.activeElement === document.body)) {
+    if (!ready) return;
+    if (window.scrollY !== 0) window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+    if (!document.activeElement || document.activeElement === document.body) {
       listRef.current?.focus({ preventScroll: true });
     }
   }, [ready]);
