@@ -36,6 +36,23 @@ describe('flagging a key', () => {
     expect(screen.getByTestId('key-flag-state')).toHaveTextContent('Flagged: Other');
   });
 
+  it('takes back "Choose a reason." once a reason is picked, and the note hint once a note is typed', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.click(screen.getByRole('button', { name: /Flag this key/ }));
+    const dialog = screen.getByRole('dialog', { name: 'Flag this key' });
+    await user.click(within(dialog).getByRole('button', { name: 'Save the flag' }));
+    expect(within(dialog).getByRole('alert')).toHaveTextContent('Choose a reason');
+    await user.click(within(dialog).getByRole('radio', { name: 'Other' }));
+    expect(within(dialog).queryByRole('alert')).not.toBeInTheDocument();
+    await user.click(within(dialog).getByRole('button', { name: 'Save the flag' }));
+    expect(within(dialog).getByRole('alert')).toHaveTextContent('Say what is wrong');
+    await user.type(within(dialog).getByRole('textbox', { name: /Note/ }), 'x');
+    expect(within(dialog).queryByRole('alert')).not.toBeInTheDocument();
+  });
+
   it('shows the current flag and removes it', async () => {
     const user = userEvent.setup();
     let removed = 0;
