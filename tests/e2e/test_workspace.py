@@ -279,3 +279,24 @@ def test_a_reload_keeps_the_note_being_typed_and_the_half_built_pattern(page, al
     expect_saved(page)
     expect(page.get_by_test_id("note-save-state")).to_have_text("Saved")
     assert Annotation.objects.get(key=key, annotator=alice).note == "half a thought"
+
+
+def test_the_chinese_keyboard_help_is_all_in_chinese(browser, live_server, alice):
+    assigned_batch([alice], n_keys=1, name="help")
+    context = browser.new_context(base_url=live_server.url, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto("/login")
+        page.get_by_label("用户名").fill("alice")
+        page.get_by_label("密码").fill(PASSWORD)
+        page.get_by_role("button", name="登录").click()
+        page.get_by_role("button", name="开始 help").click()
+        expect(page.get_by_test_id("prefix-row")).to_have_count(25)
+        page.get_by_test_id("prefix-list").focus()
+        page.keyboard.press("?")
+        dialog = page.get_by_role("dialog", name="键盘快捷键")
+        expect(dialog).to_contain_text("Shift + 点击")
+        expect(dialog).not_to_contain_text("click")
+    finally:
+        context.close()
