@@ -121,6 +121,21 @@ def test_a_link_with_someone_elses_assignment_moves_on_in_your_own(page, alice, 
     expect(page.get_by_test_id("all-done")).to_have_count(0)
 
 
+def test_back_to_the_assignment_never_leads_to_someone_elses(page, alice, bob):
+    batch, keys = assigned_batch([alice, bob], n_keys=1, name="shared")
+    alices = batch.assignments.get(annotator=alice).pk
+    bobs = batch.assignments.get(annotator=bob).pk
+    log_in(page, "bob", PASSWORD)
+    expect(page.get_by_role("heading", name="My assignments")).to_be_visible()
+    page.goto(f"/keys/{keys[0].pk}?assignment={alices}")
+    expect(page.get_by_test_id("prefix-row")).to_have_count(25)
+    back = page.get_by_role("link", name="← Back to the assignment")
+    expect(back).to_have_attribute("href", f"/assignments/{bobs}")
+    back.click()
+    expect(page).to_have_url(re.compile(rf"/assignments/{bobs}$"))
+    expect(page.get_by_test_id("assignment-key-row")).to_have_count(1)
+
+
 def test_a_long_assignment_lists_its_keys_a_page_at_a_time(page, alice):
     batch, keys = assigned_batch([alice], n_keys=120, n_prefixes=3, name="long")
     assignment = batch.assignments.get()

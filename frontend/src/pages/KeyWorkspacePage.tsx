@@ -68,10 +68,15 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const assignmentParam = Number(params.get('assignment'));
-  const assignmentId =
+  const askedAssignment =
     Number.isInteger(assignmentParam) && assignmentParam > 0 ? assignmentParam : undefined;
 
-  const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue);
+  const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue, askedAssignment);
+  // The address may carry someone else's assignment: only the user's own, as the server
+  // names it (the one of the address where it is theirs and holds the key), is linked to
+  // or asked for the next key; none: home.
+  const assignmentId =
+    load.kind === 'ready' ? (load.detail.assignment_id ?? undefined) : askedAssignment;
   const guidelines = useGuidelines(load.kind === 'ready' ? load.detail.study : null);
   const snapshot = useQueueSnapshot(queue);
   const activeSeconds = useActiveTime(

@@ -12,7 +12,7 @@ describe('flagging a key', () => {
     const user = userEvent.setup();
     let sent: unknown = null;
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'PUT /api/keys/10/flag/': (init) => {
         sent = JSON.parse(String(init?.body));
         return json(200, sent);
@@ -38,7 +38,7 @@ describe('flagging a key', () => {
 
   it('takes back "Choose a reason." once a reason is picked, and the note hint once a note is typed', async () => {
     const user = userEvent.setup();
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
     await user.click(screen.getByRole('button', { name: /Flag this key/ }));
@@ -57,7 +57,7 @@ describe('flagging a key', () => {
     const user = userEvent.setup();
     let removed = 0;
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(200, makeKey({ flag: { reason: 'tokenization', note: 'split word' } })),
       'DELETE /api/keys/10/flag/': () => {
         removed += 1;
@@ -79,7 +79,7 @@ describe('flagging a key', () => {
 
   it('does not open on f when single-key shortcuts are off', async () => {
     const user = userEvent.setup();
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
     await user.click(screen.getByRole('checkbox', { name: 'Single-key shortcuts' }));

@@ -86,8 +86,8 @@ function server({ refuseCreate = false } = {}) {
   const writes: string[] = [];
   let state = makeState();
   mockApi({
-    'GET /api/keys/10/': () => json(200, makeKey()),
-    'GET /api/keys/11/': () =>
+    'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
+    'GET /api/keys/11/?assignment=3': () =>
       json(200, makeKey({ id: 11, index: 43, annotation: makeState({ key_id: 11 }) })),
     'POST /api/keys/10/patterns/': (init) => {
       writes.push('create');
