@@ -5,6 +5,7 @@ import { Link } from 'react-router-dom';
 
 import { ProgressBar } from './ProgressBar';
 import { StartButton } from './StartButton';
+import { VisibleText } from '../workspace/tokenDisplay';
 
 export function AssignmentTable({ assignments }: { assignments: Assignment[] }) {
   const { t, i18n } = useTranslation();
@@ -30,9 +31,13 @@ export function AssignmentTable({ assignments }: { assignments: Assignment[] }) 
           return (
             <tr key={assignment.id} data-testid="assignment-row">
               <th scope="row">
-                <Link to={`/assignments/${assignment.id}`}>{assignment.batch_name}</Link>
+                <Link to={`/assignments/${assignment.id}`}>
+                  <VisibleText text={assignment.batch_name} />
+                </Link>
               </th>
-              <td data-label={t('home.study')}>{assignment.study_name}</td>
+              <td data-label={t('home.study')}>
+                <VisibleText text={assignment.study_name} />
+              </td>
               <td data-label={t('home.progress')}>
                 <div className="progress-cell">
                   <ProgressBar

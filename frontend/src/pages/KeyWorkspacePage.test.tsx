@@ -86,6 +86,29 @@ describe('the key workspace', () => {
     expect(second!.querySelector('.next-token')).toHaveTextContent('next2');
   });
 
+  it('shows a next token of whitespace, or of part of a character, in a visible form', async () => {
+    const nexts = [
+      { next_token: ' ' },
+      { next_token: '\n' },
+      { next_token: '\ufffd', next_token_bytes: 'f0' },
+      { next_token: '\ufffd' },
+    ];
+    const prefixes = Array.from({ length: 25 }, (_, i) => makePrefix(i + 1, nexts[i] ?? {}));
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey({ prefixes })) });
+    renderApp({ path: PATH, user: alice });
+    const shown = (await screen.findAllByTestId('prefix-row'))
+      .slice(0, 4)
+      .map((row) => row.querySelector('.next-token [aria-hidden="true"]')?.textContent);
+    expect(shown).toEqual(['␣', '⏎', '⟨0xF0⟩', '⟨?⟩']);
+    const [space, , bytes, unknown] = screen.getAllByTestId('prefix-row');
+    expect(space!.querySelector('.next-token')).toHaveTextContent('A space');
+    expect(bytes!.querySelector('.next-token bdi')).toHaveAttribute('title', 'Raw bytes: 0xF0');
+    expect(unknown!.querySelector('.next-token [title]')).toHaveAttribute(
+      'title',
+      expect.stringContaining('raw bytes are unknown'),
+    );
+  });
+
   it('renders markup in corpus text as text', async () => {
     const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>';
     mockApi({

@@ -27,6 +27,7 @@ import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
+import { VisibleText } from '../workspace/tokenDisplay';
 import { ValueTokens } from '../workspace/ValueTokens';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { useCharacterKeys } from '../workspace/useCharacterKeys';
@@ -392,7 +393,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
             {t('workspace.heading', { layer: detail.layer, index: detail.index })}
           </h1>
           <p className="muted">
-            {detail.study_name} ·{' '}
+            <VisibleText text={detail.study_name} /> ·{' '}
             <span
               className={`status-badge status-${display?.status}`}
               data-testid="annotation-status"

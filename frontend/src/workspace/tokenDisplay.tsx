@@ -91,6 +91,17 @@ export function textParts(text: string): Part[] {
 }
 
 /**
+ * Text to be put inside a sentence of the UI (a translated message, a title) where no
+ * element can isolate it: its bidirectional controls written out as ⟨RLO⟩, so that none
+ * reorders the words around it.
+ */
+export function markBidiControls(text: string): string {
+  let out = '';
+  for (const char of text) out += BIDI_CONTROLS[char] ? `⟨${BIDI_CONTROLS[char]}⟩` : char;
+  return out;
+}
+
+/**
  * Raw bytes as hex ("ceb1"), or null where the string is not an even run of hex digits.
  */
 export function parseHexBytes(hex: string | null | undefined): number[] | null {
