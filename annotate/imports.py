@@ -310,6 +310,8 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
             position=p["position"],
             trigger_start=p.get("trigger_start"),
             trigger_end=p.get("trigger_end"),
+            trigger_token_bytes=p.get("trigger_token_bytes", ""),
+            next_token_bytes=p.get("next_token_bytes", ""),
         )
         for key, r in zip(keys, records, strict=True)
         for p in r["prefixes"]

@@ -129,6 +129,22 @@ class TriggerPrefix(models.Model):
     trigger_end = models.PositiveIntegerField(
         null=True, blank=True, help_text="Where the trigger token ends (exclusive)."
     )
+    # A byte-level token that is part of a multi-byte character decodes alone to U+FFFD:
+    # its raw bytes (hex) are kept so that the screen can show them. "" where the decoded
+    # token is all there is, or where the bytes are unknown (mined before they were
+    # kept, an import without them).
+    trigger_token_bytes = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="The trigger token's raw bytes in hex where it decodes to U+FFFD alone.",
+    )
+    next_token_bytes = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="The next token's raw bytes in hex where it decodes to U+FFFD alone.",
+    )
 
     class Meta:
         ordering = ["key", "rank"]

@@ -394,6 +394,22 @@ def _key_is_users(user_id: int) -> RawSQL:
     )
 
 
+def _my_assignment(user_id: int, preferred: int | None) -> RawSQL:
+    """The user's own assignment that the key is worked in: ``preferred`` where it is one
+    of theirs holding the key, else the first of theirs holding it, else the one a check
+    key was served under; null where none. Someone else's assignment is never it."""
+    return RawSQL(
+        f"COALESCE((SELECT a.id FROM {_ASSIGNMENT_KEY} ak"
+        f" INNER JOIN {_ASSIGNMENT} a ON a.id = ak.assignment_id"
+        f" WHERE ak.key_id = {_KEY}.id AND a.annotator_id = %s"
+        f" ORDER BY CASE WHEN a.id = %s THEN 0 ELSE 1 END, a.id LIMIT 1),"
+        f" (SELECT cs.assignment_id FROM {_CHECK_SERVING} cs"
+        f" WHERE cs.key_id = {_KEY}.id AND cs.annotator_id = %s))",
+        (user_id, preferred or 0, user_id),
+        output_field=IntegerField(),
+    )
+
+
 def _guideline_annotations(user: User) -> dict[str, RawSQL]:
     """On a query of keys: ``guideline_latest``, the latest version of the key's study's
     guidelines (None: it has none), and ``guideline_read``, the latest version of them
@@ -452,6 +468,8 @@ KEY_DETAIL_PREFIX_FIELDS = (
     "position",
     "trigger_start",
     "trigger_end",
+    "trigger_token_bytes",
+    "next_token_bytes",
 )
 
 
@@ -462,10 +480,13 @@ class KeyDetail:
     flag: dict[str, str] | None  # the user's own flag on the key: {reason, note}
 
 
-def key_detail_for_annotator(*, key_id: int, user: User) -> KeyDetail | None:
-    """The key as the annotator's screen shows it: its study, and its prefixes in rank
-    order as plain dicts. None unless the key is in one of the user's assignments, whether
-    or not it exists. Two queries.
+def key_detail_for_annotator(
+    *, key_id: int, user: User, assignment_id: int | None = None
+) -> KeyDetail | None:
+    """The key as the annotator's screen shows it: its study, its prefixes in rank
+    order as plain dicts, and ``my_assignment_id`` (``_my_assignment``: ``assignment_id``
+    where it is one of the user's holding the key). None unless the key is in one of the
+    user's assignments, whether or not it exists. Two queries.
 
     Plain dicts rather than model instances: this is the annotator's most frequent read
     (DESIGN §8 budgets it), and 25 prefixes through model instances and DRF fields cost
@@ -479,6 +500,7 @@ def key_detail_for_annotator(*, key_id: int, user: User) -> KeyDetail | None:
         .annotate(
             my_flag_reason=RawSQL(f"(SELECT f.reason {mine})", (user.pk,), CharField()),
             my_flag_note=RawSQL(f"(SELECT f.note {mine})", (user.pk,), TextField()),
+            my_assignment_id=_my_assignment(cast(int, user.pk), assignment_id),
         )
         .only(
             "id",

@@ -19,6 +19,13 @@ if TYPE_CHECKING:  # finalize imports torch: web processes import this module
 
 STUDY_EXISTS = "A study named {name!r} already exists; choose another study name."
 PREFIX_BATCH = 5000
+# TriggerPrefix.*_token_bytes hold up to 200 hex digits.
+MAX_TOKEN_BYTES = 100
+
+
+def _hex(raw: bytes | None) -> str:
+    """A token's raw bytes as stored: hex, or "" (none needed, or too long to keep)."""
+    return raw.hex() if raw and len(raw) <= MAX_TOKEN_BYTES else ""
 
 
 @transaction.atomic
@@ -97,6 +104,8 @@ def study_load(
                 position=example.position,
                 trigger_start=example.trigger_start,
                 trigger_end=example.trigger_end,
+                trigger_token_bytes=_hex(example.trigger_token_bytes),
+                next_token_bytes=_hex(example.next_token_bytes),
             )
             for key, result in zip(keys, results, strict=True)
             for example in result.examples

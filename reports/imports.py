@@ -21,7 +21,9 @@ same report:
 - ``prefixes[i]``: ``trigger_token_id`` (-1: none), ``next_token_id`` (-1: the end of the
   sentence, or none; -2, unknown, exactly where next_token is null), ``suffix``,
   ``trigger_start`` and ``trigger_end`` (together: the trigger's character span in
-  ``text``, 0 <= start < end <= len(text), or both null: unknown).
+  ``text``, 0 <= start < end <= len(text), or both null: unknown),
+  ``trigger_token_bytes`` and ``next_token_bytes`` (the token's raw bytes as lowercase
+  hex, at most 100 bytes, where it alone is part of a multi-byte character; "" none).
 
 A file without them imports as a v1 file: no token ids (so §4 over the sampled keys has
 no keys), no counts of §4 over every key, no mining definitions, no perturbation or key
@@ -75,6 +77,7 @@ import codecs
 import itertools
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -222,7 +225,17 @@ _STUDY_HEADER_ADDITIVE = (
     "mining_definitions",
 )
 _KEY_ADDITIVE = set(KEY_ADDITIVE)
-_PREFIX_ADDITIVE = {"trigger_token_id", "next_token_id", "suffix", "trigger_start", "trigger_end"}
+_PREFIX_ADDITIVE = {
+    "trigger_token_id",
+    "next_token_id",
+    "suffix",
+    "trigger_start",
+    "trigger_end",
+    "trigger_token_bytes",
+    "next_token_bytes",
+}
+TOKEN_BYTES_NOT_HEX = "must be the token's bytes as lowercase hex (two digits a byte, at most 200)"
+_HEX_BYTES = re.compile(r"(?:[0-9a-f]{2}){0,100}")
 _ANNOTATION_ADDITIVE = {
     "note",
     "version",
@@ -504,6 +517,12 @@ def _prefix_additive(prefix: dict[str, Any], out: dict[str, Any], path: str) -> 
         if not start < end <= len(out["text"]):
             raise _LineError(f"{path}.trigger_end", TRIGGER_SPAN_RANGE.format(n=len(out["text"])))
         out["trigger_start"], out["trigger_end"] = start, end
+    for name in ("trigger_token_bytes", "next_token_bytes"):
+        if name in prefix:
+            value = _str(prefix[name], f"{path}.{name}")
+            if not _HEX_BYTES.fullmatch(value):
+                raise _LineError(f"{path}.{name}", TOKEN_BYTES_NOT_HEX)
+            out[name] = value
 
 
 def _time(value: Any, path: str) -> datetime:

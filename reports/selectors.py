@@ -77,6 +77,9 @@ EXPORT_PREFIX_FIELDS = (
     "trigger_start",
     "trigger_end",
 )
+# Written only where a prefix has them (a token that is part of a multi-byte character),
+# so that a study without them exports as before.
+EXPORT_PREFIX_FIELDS_IF_SET = ("trigger_token_bytes", "next_token_bytes")
 # And every column of an annotation and of a pattern (its order is the list's order; its
 # client_id, the browser's token for a retried write, is no data of the annotation).
 EXPORT_ANNOTATION_FIELDS = ("note", "version", "created_at", "updated_at", "submitted_at")
@@ -724,9 +727,11 @@ def export_chunks(
                 "sentence_index",
                 "position",
                 *EXPORT_PREFIX_FIELDS,
+                *EXPORT_PREFIX_FIELDS_IF_SET,
             )
         ):
             rank, coefficient, text, trigger, nxt, sentence, sentence_index, position = values[:8]
+            n = 8 + len(EXPORT_PREFIX_FIELDS)
             prefixes[key_id].append(
                 {
                     "rank": rank,
@@ -737,7 +742,12 @@ def export_chunks(
                     "sentence": sentence,
                     "sentence_index": sentence_index,
                     "position": position,
-                    **dict(zip(EXPORT_PREFIX_FIELDS, values[8:], strict=True)),
+                    **dict(zip(EXPORT_PREFIX_FIELDS, values[8:n], strict=True)),
+                    **{
+                        name: value
+                        for name, value in zip(EXPORT_PREFIX_FIELDS_IF_SET, values[n:], strict=True)
+                        if value
+                    },
                 }
             )
         annotations = list(

@@ -403,6 +403,17 @@ class TriggerPrefixOutputSerializer(serializers.Serializer):
         ),
     )
     trigger_end = serializers.IntegerField(allow_null=True)
+    trigger_token_bytes = serializers.CharField(
+        allow_blank=True,
+        help_text=(
+            "The trigger token's raw bytes in hex where, decoded alone, it is U+FFFD (a "
+            "byte-level piece of a multi-byte character); empty where its text is all "
+            "there is, or where the bytes are unknown."
+        ),
+    )
+    next_token_bytes = serializers.CharField(
+        allow_blank=True, help_text="The same for the next token."
+    )
 
 
 @extend_schema_serializer(component_name="ValueToken")
@@ -472,6 +483,9 @@ class KeyFlagApi(AnnotatorApi):
 
 
 class KeyDetailApi(AnnotatorApi):
+    class FilterSerializer(serializers.Serializer):
+        assignment = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+
     @extend_schema_serializer(component_name="KeyDetail")
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField()
@@ -491,14 +505,37 @@ class KeyDetailApi(AnnotatorApi):
         flag = KeyFlagSerializer(
             allow_null=True, help_text="The user's own flag on the key (null: none)."
         )
+        assignment_id = serializers.IntegerField(
+            allow_null=True,
+            help_text="The user's own assignment this key is worked in: `assignment` where "
+            "it is one of theirs holding the key, else the first of theirs that does; "
+            "null where none. Never someone else's.",
+        )
 
     @extend_schema(
-        responses={200: OutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
+        parameters=[
+            OpenApiParameter(
+                "assignment",
+                OpenApiTypes.INT,
+                description="The assignment the key was opened from (a link may carry "
+                "someone else's: it is then not used).",
+            )
+        ],
+        responses={
+            200: OutputSerializer,
+            400: ValidationErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+        },
         description="The key, its trigger prefixes and the user's own annotation "
         "(`new` until the user's first write to it: opening a key starts nothing).",
     )
     def get(self, request: Request, key_id: int) -> Response:
-        detail = key_detail_for_annotator(key_id=key_id, user=request.user)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        detail = key_detail_for_annotator(
+            key_id=key_id, user=request.user, assignment_id=filters.validated_data.get("assignment")
+        )
         if detail is None:
             raise exceptions.NotFound(NOT_FOUND)
         key, study = detail.key, detail.key.study
@@ -529,6 +566,7 @@ class KeyDetailApi(AnnotatorApi):
                 and key.guideline_read == key.guideline_latest,  # type: ignore[attr-defined]
             },
             "flag": detail.flag,
+            "assignment_id": key.my_assignment_id,  # type: ignore[attr-defined]
         }
         return Response(data)
 

@@ -274,6 +274,8 @@ class ReviewPrefixSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     trigger_start = serializers.IntegerField(allow_null=True)
     trigger_end = serializers.IntegerField(allow_null=True)
+    trigger_token_bytes = serializers.CharField(allow_blank=True)
+    next_token_bytes = serializers.CharField(allow_blank=True)
 
 
 @extend_schema_serializer(component_name="ReviewNeighbours")

@@ -23,6 +23,7 @@ from .miner import (
 )
 from .models import LoadedModel
 from .store import END_OF_SENTENCE_ID, NEXT_UNKNOWN_ID, NO_SPAN, CorpusStore
+from .tokens import token_bytes
 
 END_OF_SENTENCE = "</s>"  # next_token when the trigger is the sentence's last real token
 
@@ -51,6 +52,11 @@ class TriggerExample:
     # span (a store built before spans were kept) or the token's span is empty.
     trigger_start: int | None = None
     trigger_end: int | None = None
+    # The token's raw bytes where, decoded alone, it is not whole characters (U+FFFD: a
+    # byte-level piece of a multi-byte character); None where its text is all there is,
+    # or where the tokenizer's scheme does not tell the bytes (mining.core.tokens).
+    trigger_token_bytes: bytes | None = None
+    next_token_bytes: bytes | None = None
 
 
 @dataclass
@@ -238,17 +244,20 @@ def _example(
     cut = int(ends[pos])
     next_id = int(store.next_token_ids(np.array([sentence]), np.array([pos]))[0])
     next_token: str | None
+    next_bytes = None
     if next_id == END_OF_SENTENCE_ID:
         next_token = END_OF_SENTENCE
     elif next_id == NEXT_UNKNOWN_ID:
         next_token = None
     else:
         next_token = _decode_token(tokenizer, next_id)
+        next_bytes = token_bytes(tokenizer, next_id, next_token)
+    trigger = _decode_token(tokenizer, int(ids[pos]))
     return TriggerExample(
         rank=rank,
         coefficient=value,
         prefix=text[:cut],
-        trigger_token=_decode_token(tokenizer, int(ids[pos])),
+        trigger_token=trigger,
         trigger_token_id=int(ids[pos]),
         next_token=next_token,
         next_token_id=next_id,
@@ -258,6 +267,8 @@ def _example(
         position=pos,
         trigger_start=None if span[0] == NO_SPAN else span[0],
         trigger_end=None if span[0] == NO_SPAN else span[1],
+        trigger_token_bytes=token_bytes(tokenizer, int(ids[pos]), trigger),
+        next_token_bytes=next_bytes,
     )
 
 

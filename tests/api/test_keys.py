@@ -54,6 +54,39 @@ def test_key_detail_gives_each_prefix_the_trigger_span_in_its_text(alice, key):
     assert [(p["trigger_start"], p["trigger_end"]) for p in prefixes[2:]] == [(None, None)] * 23
 
 
+def test_key_detail_gives_the_raw_bytes_of_a_token_that_is_part_of_a_character(alice, key):
+    key.prefixes.filter(rank=1).update(
+        trigger_token="\ufffd", trigger_token_bytes="f0", next_token_bytes="9f"
+    )
+    first = _open(client_for(alice), key)["prefixes"][0]
+    assert (first["trigger_token"], first["trigger_token_bytes"]) == ("\ufffd", "f0")
+    assert first["next_token_bytes"] == "9f"
+
+
+def test_key_detail_names_my_own_assignment_never_someone_elses(alice, bob):
+    """A link may carry another annotator's assignment (``/keys/8?assignment=1``): the
+    key's screen is told the user's own assignment holding the key instead."""
+    batch, (key,) = assigned_batch([alice, bob])
+    alices = batch.assignments.get(annotator=alice).pk
+    bobs = batch.assignments.get(annotator=bob).pk
+    bobs_second = AssignmentFactory(
+        batch=BatchFactory(study=batch.study, keys=[key]), annotator=bob
+    ).pk
+    client = client_for(bob)
+
+    def worked_in(query: str) -> int | None:
+        response = client.get(f"/api/keys/{key.pk}/{query}")
+        assert response.status_code == 200, response.content
+        return response.json()["assignment_id"]
+
+    assert worked_in(f"?assignment={alices}") == bobs
+    assert worked_in("") == bobs
+    assert worked_in(f"?assignment={bobs_second}") == bobs_second
+    assert worked_in(f"?assignment={bobs}") == bobs
+    assert worked_in("?assignment=999999") == bobs
+    assert client.get(f"/api/keys/{key.pk}/?assignment=x").status_code == 400
+
+
 def _pattern(client, key, version, ranks=(1, 2, 3), kind="shallow", **extra):
     body = {"description": "numbers", "kind": kind, "prefix_ranks": list(ranks), "version": version}
     return client.post(f"/api/keys/{key.pk}/patterns/", {**body, **extra}, format="json")
@@ -76,8 +109,11 @@ def test_key_detail_shows_the_prefixes_and_my_annotation_not_started(alice, key)
         "position",
         "trigger_start",
         "trigger_end",
+        "trigger_token_bytes",
+        "next_token_bytes",
     }
     assert (first["trigger_start"], first["trigger_end"]) == (None, None)  # none in the factory
+    assert (first["trigger_token_bytes"], first["next_token_bytes"]) == ("", "")
     annotation = data["annotation"]
     assert (annotation["status"], annotation["note"], annotation["version"]) == ("new", "", 1)
     assert annotation["patterns"] == []
@@ -646,6 +682,7 @@ def test_the_key_screen_and_every_write_answer_what_the_serializers_make(alice, 
                 "guideline_version": None,
                 "guidelines_acknowledged": False,
             },
+            "assignment_id": key.batches.get().assignments.get(annotator=alice).pk,
         }
     )
     assert _open(client, key) == _serialized(detail)

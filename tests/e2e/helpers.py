@@ -39,79 +39,149 @@ def patient_expect():
     expect.set_options(timeout=5_000)
 
 
-# --- layout checks (any screen, any width) ----------------------------------------------
+# -- layout checks, shared by every screen's layout test ----------------------------
+#
+# Each returns nothing and fails with the offending elements named (tag, test id or
+# class, text, box), so that a failure says what to fix. They are pure reads of the
+# page as it is now, except that `assert_controls_reachable` scrolls (and scrolls the
+# window back where it was).
 
-# Controls a person operates: links, buttons, form fields, disclosure summaries and
-# anything else put in the tab order.
-CONTROLS = (
-    "a[href], button, input:not([type=hidden]), select, textarea, summary,"
-    " [tabindex]:not([tabindex='-1'])"
+_DESCRIBE_JS = """
+() => { window.__ffkvDescribe = (el) => {
+  const r = el.getBoundingClientRect();
+  const id = el.getAttribute('data-testid') || el.id || String(el.className || '');
+  const name = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('name')
+    || el.getAttribute('value') || '').trim().replace(/\\s+/g, ' ').slice(0, 50);
+  const [x0, x1, y0, y1] = [r.left, r.right, r.top, r.bottom].map(Math.round);
+  return `<${el.tagName.toLowerCase()} ${id}> "${name}" at x=${x0}..${x1} y=${y0}..${y1}`;
+}; }
+"""
+
+_OVERFLOW_JS = """
+() => {
+  const width = window.innerWidth;
+  const outside = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (!el.checkVisibility({ visibilityProperty: true })) continue;
+    // Inside a box that clips sideways (an ellipsis, say), the box itself is what is
+    // checked. A box that scrolls sideways does not excuse what it holds: a table or a
+    // chart read by scrolling a box on a phone overflows as much as the page would.
+    let clipped = false;
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const overflowX = getComputedStyle(a).overflowX;
+      if (overflowX === 'hidden' || overflowX === 'clip') { clipped = true; break; }
+    }
+    if (clipped) continue;
+    if (r.left < -0.5 || r.right > width + 0.5) outside.push(window.__ffkvDescribe(el));
+  }
+  return { scrollWidth: document.scrollingElement.scrollWidth, width, outside };
+}
+"""
+
+_CONTROLS = (
+    "button, a[href], input:not([type=hidden]), select, textarea, summary, "
+    "[role=button], [role=link], [role=checkbox], [role=radio], [role=tab]"
 )
+
+_REACHABLE_JS = """
+([selector, within]) => {
+  const scrollX = window.scrollX, scrollY = window.scrollY;
+  const focused = document.activeElement;
+  const width = window.innerWidth, height = window.innerHeight;
+  const root = document.querySelector(within) || document.body;
+  const problems = [];
+  let checked = 0;
+  for (const el of root.querySelectorAll(selector)) {
+    const before = el.getBoundingClientRect();
+    // Not rendered (display: none, a closed dialog) or a 1-pixel visually hidden one.
+    if (before.width <= 1 && before.height <= 1) continue;
+    if (!el.checkVisibility({ visibilityProperty: true })) continue;
+    checked += 1;
+    // Focused first, as the keyboard reaches it: a control that shows on focus (a skip
+    // link) counts as it is then. An enabled control that takes no focus is out of the
+    // keyboard's reach; a disabled one only needs to be on screen.
+    el.focus({ preventScroll: true });
+    if (!el.disabled && document.activeElement !== el) {
+      problems.push(`${window.__ffkvDescribe(el)}: takes no keyboard focus`);
+      continue;
+    }
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const r = el.getBoundingClientRect();
+    if (r.left < -0.5 || r.right > width + 0.5 || r.top < -0.5 || r.bottom > height + 0.5) {
+      problems.push(`${window.__ffkvDescribe(el)}: not inside the ${width}x${height} viewport`);
+      continue;
+    }
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const hit = document.elementFromPoint(x, y);
+    const labels = el.labels ? [...el.labels] : [];
+    if (!hit || !(el.contains(hit) || labels.some((label) => label.contains(hit)))) {
+      const by = hit ? window.__ffkvDescribe(hit) : 'nothing';
+      problems.push(`${window.__ffkvDescribe(el)}: covered by ${by}`);
+    }
+  }
+  if (focused instanceof HTMLElement) focused.focus({ preventScroll: true });
+  else document.activeElement?.blur();
+  window.scrollTo({ left: scrollX, top: scrollY, behavior: 'instant' });
+  return { checked, problems };
+}
+"""
+
+_REFLOWED_CELLS_JS = """
+() => {
+  const problems = [];
+  for (const cell of document.querySelectorAll('table td')) {
+    if (getComputedStyle(cell).display === 'table-cell') continue;
+    if (!cell.checkVisibility() || !cell.textContent.trim()) continue;
+    // A cell of controls alone (Start, Edit) is named by them.
+    const clone = cell.cloneNode(true);
+    clone.querySelectorAll('button, a').forEach((control) => control.remove());
+    if (!clone.textContent.trim()) continue;
+    const before = getComputedStyle(cell, '::before').content;
+    const labelled = (before && before !== 'none' && before !== 'normal' && before !== '""')
+      || cell.querySelector('[data-cell-label]');
+    if (!labelled) problems.push(window.__ffkvDescribe(cell));
+  }
+  return problems;
+}
+"""
 
 
 def assert_no_horizontal_overflow(page) -> None:
-    """The page does not scroll sideways, and nothing visible reaches past the viewport's
-    right edge: a table or a chart cut off inside a box that scrolls sideways counts as
-    overflow too (a reader on a phone would have to scroll that box to read it)."""
-    found = page.evaluate(
-        """() => {
-          const width = document.documentElement.clientWidth;
-          const out = [];
-          if (document.documentElement.scrollWidth > width + 1)
-            out.push(`the page is ${document.documentElement.scrollWidth} px wide`);
-          for (const el of document.body.querySelectorAll('*')) {
-            if (!el.checkVisibility({ visibilityProperty: true })) continue;
-            const r = el.getBoundingClientRect();
-            // 1 px boxes are the visually hidden texts of screen readers.
-            if (r.width > 1 && r.height > 1 && r.right > width + 1)
-              out.push(`${el.tagName.toLowerCase()}.${el.getAttribute('class') ?? ''}`
-                + `[${el.getAttribute('data-testid') ?? ''}] ends at ${Math.round(r.right)} px`);
-          }
-          return { width, out: out.slice(0, 10) };
-        }"""
+    """The page does not scroll sideways and no visible element pokes out of the viewport
+    to the left or right (elements inside a box that clips sideways count as that box;
+    inside one that scrolls sideways, they count themselves)."""
+    page.evaluate(_DESCRIBE_JS)
+    found = page.evaluate(_OVERFLOW_JS)
+    assert found["scrollWidth"] <= found["width"], (
+        f"the page scrolls sideways: scrollWidth {found['scrollWidth']} > {found['width']}",
+        found["outside"][:15],
     )
-    assert not found["out"], (f"viewport {found['width']} px", found["out"])
+    assert not found["outside"], (
+        f"{len(found['outside'])} elements outside the {found['width']} px viewport",
+        found["outside"][:15],
+    )
 
 
-def assert_controls_reachable(page) -> None:
-    """Every visible control takes keyboard focus (none left out of the tab order), and
-    once scrolled to it lies inside the viewport with nothing covering its middle (a
-    sticky bar, a neighbour that overflows). Disabled controls only need to be on screen."""
-    found = page.evaluate(
-        """(selector) => {
-          const width = document.documentElement.clientWidth;
-          const height = document.documentElement.clientHeight;
-          const out = [];
-          let checked = 0;
-          for (const el of document.querySelectorAll(selector)) {
-            if (!el.checkVisibility({ visibilityProperty: true, opacityProperty: true }))
-              continue;
-            checked += 1;
-            const text = el.innerText || el.getAttribute('aria-label') || el.name || '';
-            const name = `${el.tagName.toLowerCase()} "${text.trim().slice(0, 40)}"`;
-            if (el.disabled) {
-              el.scrollIntoView({ block: 'center', inline: 'nearest' });
-            } else {
-              el.focus();
-              if (document.activeElement !== el) { out.push(`${name} takes no focus`); continue; }
-              el.scrollIntoView({ block: 'center', inline: 'nearest' });
-            }
-            const r = el.getBoundingClientRect();
-            if (r.left < -1 || r.right > width + 1 || r.top < -1 || r.bottom > height + 1) {
-              out.push(`${name} is off screen: ${Math.round(r.left)}..${Math.round(r.right)}`);
-              continue;
-            }
-            if (el.disabled) continue;
-            const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-            const label = el.closest('label');
-            if (!hit || !(el.contains(hit) || hit.contains(el) || (label && label.contains(hit))))
-              out.push(`${name} is covered by ${hit ? hit.tagName.toLowerCase() + '.'
-                + (hit.getAttribute('class') ?? '') : 'nothing'}`);
-          }
-          window.scrollTo(0, 0);
-          return { checked, out: out.slice(0, 10) };
-        }""",
-        CONTROLS,
-    )
-    assert found["checked"] > 0, "no control on the page"
-    assert not found["out"], found["out"]
+def assert_controls_reachable(page, within: str = "body") -> None:
+    """Every rendered control (button, link, input, select, textarea, summary and their
+    ARIA roles) under ``within`` takes keyboard focus (unless disabled), and, scrolled
+    into view, lies inside the viewport and is what a click at its centre lands on
+    (nothing covers it: a sticky bar, a neighbour). Focus and the window's scroll are put
+    back afterwards."""
+    page.evaluate(_DESCRIBE_JS)
+    found = page.evaluate(_REACHABLE_JS, [_CONTROLS, within])
+    assert found["checked"] > 0, f"no control found under {within!r}"
+    assert not found["problems"], found["problems"][:15]
+
+
+def assert_reflowed_cells_labelled(page) -> None:
+    """Where a table reflows (its cells no longer laid out as table cells, as on a phone,
+    with the header row hidden), every cell with content says what it is: a label drawn
+    by its ``::before`` (``content: attr(data-label)``, see ``.assignments`` in
+    styles.css) or an element marked ``data-cell-label`` inside it. A cell holding only
+    buttons or links is named by them."""
+    page.evaluate(_DESCRIBE_JS)
+    problems = page.evaluate(_REFLOWED_CELLS_JS)
+    assert not problems, ("reflowed table cells without a label", problems[:15])

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate.models import Annotation, GuidelineAcknowledgement
+from annotate.services import guideline_publish
 from tests.e2e.conftest import log_in
 from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
     patient_expect,
@@ -79,3 +80,25 @@ def test_alice_acknowledges_carols_guidelines_before_her_first_key(
     annotation = Annotation.objects.get(annotator=alice)
     assert annotation.guideline_version == 1
     context.close()
+
+
+@pytest.mark.parametrize("size", [(390, 844), (1024, 700)])
+def test_after_acknowledging_long_guidelines_the_first_key_opens_at_its_top(
+    page, alice, carol, size
+):
+    batch, _ = assigned_batch([alice], name="rules")
+    long_text = "\n\n".join(f"## Rule {n}\n\nA paragraph about rule {n}." for n in range(1, 30))
+    guideline_publish(study=batch.study, text=long_text, author=carol)
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    log_in(page, "alice", PASSWORD)
+    page.get_by_role("button", name="Start rules").click()
+    acknowledge = page.get_by_role("button", name="I have read the guidelines")
+    acknowledge.scroll_into_view_if_needed()  # read to the end: the page is scrolled down
+    assert page.evaluate("window.scrollY") > 200
+    acknowledge.click()
+    expect(page.get_by_test_id("prefix-row")).to_have_count(25)
+    expect(page.get_by_test_id("prefix-list")).to_be_focused()
+    assert page.evaluate("window.scrollY") == 0
+    expect(
+        page.get_by_role("heading", name=re.compile(r"^Layer \d+ · key \d+$"))
+    ).to_be_in_viewport()

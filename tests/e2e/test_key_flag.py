@@ -40,3 +40,14 @@ def test_f_flags_the_key_and_the_note_save_carries_the_active_time(page, alice, 
 
     page.reload()
     expect(page.get_by_test_id("key-flag-state")).to_have_text("Flagged: Tokenization problem")
+
+
+def test_the_flag_dialog_forgets_choose_a_reason_once_one_is_picked(page, alice):
+    assigned_batch([alice], name="flags")
+    open_first_key(page, "alice", PASSWORD, "flags")
+    page.get_by_role("button", name="Flag this key").click()
+    dialog = page.get_by_role("dialog", name="Flag this key")
+    dialog.get_by_role("button", name="Save the flag").click()
+    expect(dialog.get_by_role("alert")).to_have_text("Choose a reason.")
+    dialog.get_by_role("radio", name="Unclear").check()
+    expect(dialog.get_by_role("alert")).to_have_count(0)

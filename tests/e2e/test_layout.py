@@ -19,6 +19,7 @@ from tests.e2e.conftest import log_in
 from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
     assert_controls_reachable,
     assert_no_horizontal_overflow,
+    assert_reflowed_cells_labelled,
     open_first_key,
     patient_expect,
     select_rows_with_keyboard,
@@ -208,8 +209,10 @@ def test_on_a_phone_the_composer_comes_first_and_submit_stays_in_a_bar(page, ali
     assert box(last)["y"] + box(last)["height"] <= bar["y"], ("under the bar", box(last), bar)
     screenshot(page, tmp_path, "workspace-390-end", readme=False)
 
-    # The action bar works: Submit submits (and, with no key left, says so).
+    # The action bar works: Submit submits (and, with no key left, says so), once told
+    # what to do with the description left in the composer.
     submit(page).click()
+    page.get_by_role("button", name="Discard it and submit").click()
     expect(page.get_by_test_id("all-done")).to_be_visible()
 
 
@@ -574,3 +577,55 @@ def test_the_report_reads_on_a_phone_in_chinese(page, carol, report_study):
     assert_chart_fits(page, "figure2-chart")
     assert_chart_fits(page, "value-agreement-chart")
     assert_controls_reachable(page)
+
+
+# -- the workspace at every width: nothing off the screen, every control reachable ----
+
+
+@pytest.mark.parametrize("size", [PHONE, LAPTOP, WIDE])
+def test_the_workspace_fits_the_screen_and_every_control_is_reachable(page, alice, size):
+    key = example_key_for(alice)
+    # The longest state the flag control shows.
+    KeyFlag.objects.create(key=key, annotator=alice, reason="tokenization")
+    open_at(page, size)
+    select_rows_with_keyboard(page, 3)
+    page.keyboard.press("1")
+    page.get_by_label("Pattern description").fill("cooking in the kitchen")
+
+    assert_no_horizontal_overflow(page)
+    assert_controls_reachable(page)
+    flag = page.get_by_role("button", name="Flag this key")
+    flag.evaluate("el => el.scrollIntoView({ block: 'center' })")
+    assert_in_viewport(page, flag, "Flag this key")
+    assert_on_top(page, flag, "Flag this key")
+
+    # The workspace's dialogs fit too, and so does the question before a submit.
+    for opener, dialog in (
+        (flag, "Flag this key"),
+        (page.get_by_role("button", name="Keyboard shortcuts"), "Keyboard shortcuts"),
+        (submit(page), "Add the pattern in the composer?"),
+    ):
+        opener.click()
+        expect(page.get_by_role("dialog", name=dialog)).to_be_visible()
+        assert_no_horizontal_overflow(page)
+        assert_controls_reachable(page, within="dialog[open]")
+        page.keyboard.press("Escape")
+        expect(page.get_by_role("dialog")).to_have_count(0)
+
+
+@pytest.mark.parametrize("size", [PHONE, LAPTOP, WIDE])
+def test_the_assignment_pages_fit_the_screen_and_label_reflowed_cells(page, alice, size):
+    key = example_key_for(alice)
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    log_in(page, "alice", PASSWORD)
+    expect(page.get_by_test_id("assignment-row")).to_have_count(1)
+    assert_no_horizontal_overflow(page)
+    assert_controls_reachable(page)
+    assert_reflowed_cells_labelled(page)
+
+    page.get_by_role("link", name=BATCH).click()
+    expect(page.get_by_test_id("assignment-key-row")).to_have_count(1)
+    expect(page.get_by_role("link", name=f"Layer {key.layer} · key {key.index}")).to_be_visible()
+    assert_no_horizontal_overflow(page)
+    assert_controls_reachable(page)
+    assert_reflowed_cells_labelled(page)

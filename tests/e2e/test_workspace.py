@@ -121,6 +121,21 @@ def test_a_link_with_someone_elses_assignment_moves_on_in_your_own(page, alice, 
     expect(page.get_by_test_id("all-done")).to_have_count(0)
 
 
+def test_back_to_the_assignment_never_leads_to_someone_elses(page, alice, bob):
+    batch, keys = assigned_batch([alice, bob], n_keys=1, name="shared")
+    alices = batch.assignments.get(annotator=alice).pk
+    bobs = batch.assignments.get(annotator=bob).pk
+    log_in(page, "bob", PASSWORD)
+    expect(page.get_by_role("heading", name="My assignments")).to_be_visible()
+    page.goto(f"/keys/{keys[0].pk}?assignment={alices}")
+    expect(page.get_by_test_id("prefix-row")).to_have_count(25)
+    back = page.get_by_role("link", name="← Back to the assignment")
+    expect(back).to_have_attribute("href", f"/assignments/{bobs}")
+    back.click()
+    expect(page).to_have_url(re.compile(rf"/assignments/{bobs}$"))
+    expect(page.get_by_test_id("assignment-key-row")).to_have_count(1)
+
+
 def test_a_long_assignment_lists_its_keys_a_page_at_a_time(page, alice):
     batch, keys = assigned_batch([alice], n_keys=120, n_prefixes=3, name="long")
     assignment = batch.assignments.get()
@@ -279,3 +294,24 @@ def test_a_reload_keeps_the_note_being_typed_and_the_half_built_pattern(page, al
     expect_saved(page)
     expect(page.get_by_test_id("note-save-state")).to_have_text("Saved")
     assert Annotation.objects.get(key=key, annotator=alice).note == "half a thought"
+
+
+def test_the_chinese_keyboard_help_is_all_in_chinese(browser, live_server, alice):
+    assigned_batch([alice], n_keys=1, name="help")
+    context = browser.new_context(base_url=live_server.url, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto("/login")
+        page.get_by_label("用户名").fill("alice")
+        page.get_by_label("密码").fill(PASSWORD)
+        page.get_by_role("button", name="登录").click()
+        page.get_by_role("button", name="开始 help").click()
+        expect(page.get_by_test_id("prefix-row")).to_have_count(25)
+        page.get_by_test_id("prefix-list").focus()
+        page.keyboard.press("?")
+        dialog = page.get_by_role("dialog", name="键盘快捷键")
+        expect(dialog).to_contain_text("Shift + 点击")
+        expect(dialog).not_to_contain_text("click")
+    finally:
+        context.close()

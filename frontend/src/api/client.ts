@@ -257,8 +257,13 @@ export const api = {
   /** `undefined` (HTTP 204) when nothing is left to annotate. */
   nextKey: (assignmentId?: number): Promise<NextKey | undefined> =>
     call(client.GET('/api/next-key/', { params: { query: { assignment: assignmentId } } })),
-  key: (keyId: number) =>
-    call(client.GET('/api/keys/{key_id}/', { params: { path: { key_id: keyId } } })),
+  /** With the assignment the key was opened from: the answer names the user's own. */
+  key: (keyId: number, assignmentId?: number) =>
+    call(
+      client.GET('/api/keys/{key_id}/', {
+        params: { path: { key_id: keyId }, query: { assignment: assignmentId } },
+      }),
+    ),
   annotation: (keyId: number) =>
     call(client.GET('/api/keys/{key_id}/annotation/', { params: { path: { key_id: keyId } } })),
   saveNote: (keyId: number, note: string, version: number, activeSeconds?: number) =>

@@ -1528,6 +1528,8 @@ export interface components {
             study: components["schemas"]["KeyStudy"];
             /** @description The user's own flag on the key (null: none). */
             flag: components["schemas"]["KeyFlag"] | null;
+            /** @description The user's own assignment this key is worked in: `assignment` where it is one of theirs holding the key, else the first of theirs that does; null where none. Never someone else's. */
+            assignment_id: number | null;
         };
         KeyFlag: {
             reason: components["schemas"]["KeyFlagReasonEnum"];
@@ -2144,6 +2146,8 @@ export interface components {
             position: number;
             trigger_start: number | null;
             trigger_end: number | null;
+            trigger_token_bytes: string;
+            next_token_bytes: string;
         };
         ReviewQueue: {
             count: number;
@@ -2346,6 +2350,10 @@ export interface components {
             /** @description The trigger token's character span [trigger_start, trigger_end) in text, as written (Unicode code points). Null where unknown: match trigger_token instead. */
             trigger_start: number | null;
             trigger_end: number | null;
+            /** @description The trigger token's raw bytes in hex where, decoded alone, it is U+FFFD (a byte-level piece of a multi-byte character); empty where its text is all there is, or where the bytes are unknown. */
+            trigger_token_bytes: string;
+            /** @description The same for the next token. */
+            next_token_bytes: string;
         };
         User: {
             id: number;
@@ -3864,7 +3872,10 @@ export interface operations {
     };
     keys_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The assignment the key was opened from (a link may carry someone else's: it is then not used). */
+                assignment?: number;
+            };
             header?: never;
             path: {
                 key_id: number;
@@ -3879,6 +3890,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KeyDetail"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {

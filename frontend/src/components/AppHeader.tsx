@@ -5,6 +5,7 @@ import { Link, useNavigate } from 'react-router-dom';
 import { errorMessage } from '../api/errorMessage';
 import { useAuth } from '../auth/AuthContext';
 import { LanguageSwitcher } from './LanguageSwitcher';
+import { markBidiControls } from '../workspace/tokenDisplay';
 
 export function AppHeader() {
   const { t } = useTranslation();
@@ -45,7 +46,7 @@ export function AppHeader() {
         {user && (
           <>
             <span className="current-user" data-testid="current-user">
-              {t('header.signedInAs', { name: user.username })}
+              {t('header.signedInAs', { name: markBidiControls(user.username) })}
             </span>
             <button type="button" onClick={() => void signOut()} disabled={signingOut}>
               {t('header.signOut')}

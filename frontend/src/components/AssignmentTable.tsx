@@ -5,6 +5,7 @@ import { Link } from 'react-router-dom';
 
 import { ProgressBar } from './ProgressBar';
 import { StartButton } from './StartButton';
+import { VisibleText } from '../workspace/tokenDisplay';
 
 export function AssignmentTable({ assignments }: { assignments: Assignment[] }) {
   const { t, i18n } = useTranslation();
@@ -30,10 +31,14 @@ export function AssignmentTable({ assignments }: { assignments: Assignment[] }) 
           return (
             <tr key={assignment.id} data-testid="assignment-row">
               <th scope="row">
-                <Link to={`/assignments/${assignment.id}`}>{assignment.batch_name}</Link>
+                <Link to={`/assignments/${assignment.id}`}>
+                  <VisibleText text={assignment.batch_name} />
+                </Link>
               </th>
-              <td>{assignment.study_name}</td>
-              <td>
+              <td data-label={t('home.study')}>
+                <VisibleText text={assignment.study_name} />
+              </td>
+              <td data-label={t('home.progress')}>
                 <div className="progress-cell">
                   <ProgressBar
                     value={assignment.keys_submitted}
@@ -43,7 +48,7 @@ export function AssignmentTable({ assignments }: { assignments: Assignment[] }) 
                   <span className="progress-text">{t('home.keysProgress', counts)}</span>
                 </div>
               </td>
-              <td>
+              <td data-label={t('home.assigned')}>
                 {Number.isNaN(created.getTime()) ? (
                   assignment.created_at
                 ) : (

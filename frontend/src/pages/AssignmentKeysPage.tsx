@@ -64,12 +64,12 @@ export function AssignmentKeysPage() {
                       {t('workspace.heading', { layer: key.layer, index: key.index })}
                     </Link>
                   </th>
-                  <td>
+                  <td data-label={t('keys.status')}>
                     <span className={`status-badge status-${key.status ?? 'new'}`}>
                       {t(`status.${key.status ?? 'new'}`)}
                     </span>
                   </td>
-                  <td>{key.pattern_count}</td>
+                  <td data-label={t('keys.patterns')}>{key.pattern_count}</td>
                 </tr>
               ))}
             </tbody>

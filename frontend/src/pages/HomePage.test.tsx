@@ -83,7 +83,7 @@ describe('HomePage', () => {
     mockApi({
       'GET /api/assignments/': () => json(200, [makeAssignment({ id: 3, keys_submitted: 0 })]),
       'GET /api/next-key/?assignment=3': () => json(200, { key_id: 10, assignment_id: 3 }),
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
     });
     renderApp({ user: alice });
     await userEvent.click(await screen.findByRole('button', { name: 'Start layers 1-4' }));

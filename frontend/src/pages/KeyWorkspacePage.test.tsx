@@ -44,7 +44,7 @@ beforeEach(() => {
 
 describe('the key workspace', () => {
   it('shows the prefixes with the trigger token highlighted, the next token and not-covered labels', async () => {
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
 
     expect(await screen.findByRole('heading', { name: 'Layer 3 · key 42' })).toBeInTheDocument();
@@ -63,7 +63,7 @@ describe('the key workspace', () => {
 
   it('shows an encoder example as prefix, trigger and greyed suffix, and value tokens when sent', async () => {
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(
           200,
           makeKey({ is_causal: false, value_top_tokens: [{ token: ' Paris', probability: 0.25 }] }),
@@ -79,17 +79,40 @@ describe('the key workspace', () => {
     const prefixes = Array.from({ length: 25 }, (_, i) =>
       makePrefix(i + 1, i === 0 ? { next_token: null } : {}),
     );
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey({ prefixes })) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey({ prefixes })) });
     renderApp({ path: PATH, user: alice });
     const [first, second] = await screen.findAllByTestId('prefix-row');
     expect(first!.querySelector('.next-token')).toHaveTextContent('unknown (sentence cut here)');
     expect(second!.querySelector('.next-token')).toHaveTextContent('next2');
   });
 
+  it('shows a next token of whitespace, or of part of a character, in a visible form', async () => {
+    const nexts = [
+      { next_token: ' ' },
+      { next_token: '\n' },
+      { next_token: '\ufffd', next_token_bytes: 'f0' },
+      { next_token: '\ufffd' },
+    ];
+    const prefixes = Array.from({ length: 25 }, (_, i) => makePrefix(i + 1, nexts[i] ?? {}));
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey({ prefixes })) });
+    renderApp({ path: PATH, user: alice });
+    const shown = (await screen.findAllByTestId('prefix-row'))
+      .slice(0, 4)
+      .map((row) => row.querySelector('.next-token [aria-hidden="true"]')?.textContent);
+    expect(shown).toEqual(['␣', '⏎', '⟨0xF0⟩', '⟨?⟩']);
+    const [space, , bytes, unknown] = screen.getAllByTestId('prefix-row');
+    expect(space!.querySelector('.next-token')).toHaveTextContent('A space');
+    expect(bytes!.querySelector('.next-token bdi')).toHaveAttribute('title', 'Raw bytes: 0xF0');
+    expect(unknown!.querySelector('.next-token [title]')).toHaveAttribute(
+      'title',
+      expect.stringContaining('raw bytes are unknown'),
+    );
+  });
+
   it('renders markup in corpus text as text', async () => {
     const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>';
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(200, makeKey({ prefixes: [makePrefix(1, { text: hostile, trigger_token: 'zzz' })] })),
     });
     renderApp({ path: PATH, user: alice });
@@ -100,7 +123,7 @@ describe('the key workspace', () => {
 
   it('selects by click and shift-click, and says why a pattern cannot be added yet', async () => {
     const user = userEvent.setup();
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
 
@@ -132,7 +155,7 @@ describe('the key workspace', () => {
     const user = userEvent.setup();
     let posted: Record<string, unknown> | null = null;
     const fetchMock = mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'POST /api/keys/10/patterns/': (init) => {
         posted = JSON.parse(String(init?.body));
         return json(
@@ -179,7 +202,7 @@ describe('the key workspace', () => {
 
   it('shows the keyboard help on ? and closes it on Escape', async () => {
     const user = userEvent.setup();
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
     await user.keyboard('?');
@@ -191,7 +214,7 @@ describe('the key workspace', () => {
   it('says offline while the server is unreachable and keeps the pattern on screen', async () => {
     const user = userEvent.setup();
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'POST /api/keys/10/patterns/': () => {
         throw new TypeError('Failed to fetch');
       },
@@ -233,7 +256,7 @@ describe('the key workspace', () => {
     );
     let posts = 0;
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'GET /api/keys/10/annotation/': () => json(200, makeState()),
       'POST /api/keys/10/patterns/': (init) => {
         posts += 1;
@@ -261,7 +284,7 @@ describe('the key workspace', () => {
     });
     const versions: number[] = [];
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'POST /api/keys/10/patterns/': (init) => {
         const body = JSON.parse(String(init?.body));
         versions.push(body.version);
@@ -292,12 +315,43 @@ describe('the key workspace', () => {
     ]);
   });
 
+  it("never links someone else's assignment from the address: the user's own, or home", async () => {
+    // bob opened /keys/8?assignment=1, alice's assignment: the server names his own (4).
+    const bob = { ...alice, id: 2, username: 'bob', display_name: 'bob' };
+    const nextKeys: string[] = [];
+    mockApi({
+      'GET /api/keys/8/?assignment=1': () =>
+        json(200, makeKey({ id: 8, assignment_id: 4, annotation: makeState({ key_id: 8 }) })),
+      'GET /api/keys/9/?assignment=1': () => json(200, makeKey({ id: 9, assignment_id: null })),
+      'POST /api/keys/8/submit/': () =>
+        json(200, makeState({ key_id: 8, status: 'submitted', version: 2 })),
+      'GET /api/next-key/?assignment=4': () => {
+        nextKeys.push('4');
+        return json(200, { key_id: 11, assignment_id: 4 });
+      },
+      'GET /api/keys/11/?assignment=4': () =>
+        json(200, makeKey({ id: 11, index: 43, annotation: makeState({ key_id: 11 }) })),
+    });
+    const { unmount } = renderApp({ path: '/keys/8?assignment=1', user: bob });
+    const back = await screen.findByRole('link', { name: '← Back to the assignment' });
+    expect(back).toHaveAttribute('href', '/assignments/4');
+    // Submitting asks for the next key of his own assignment, not of alice's.
+    await userEvent.setup().click(screen.getByRole('button', { name: /Submit and go/ }));
+    expect(await screen.findByRole('heading', { name: 'Layer 3 · key 43' })).toBeInTheDocument();
+    expect(nextKeys).toEqual(['4']);
+    unmount();
+
+    renderApp({ path: '/keys/9?assignment=1', user: bob });
+    const home = await screen.findByRole('link', { name: '← Back to the assignment' });
+    expect(home).toHaveAttribute('href', '/');
+  });
+
   it('asks before Ctrl+Enter submits a key with no patterns, then submits and opens the next key', async () => {
     const user = userEvent.setup();
     let submits = 0;
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
-      'GET /api/keys/11/': () =>
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
+      'GET /api/keys/11/?assignment=3': () =>
         json(200, makeKey({ id: 11, index: 43, annotation: makeState({ key_id: 11 }) })),
       'POST /api/keys/10/submit/': () => {
         submits += 1;
@@ -328,7 +382,7 @@ describe('the keyboard', () => {
   it('returns to the prefix list after a pattern is added, so the next j x selects', async () => {
     const user = userEvent.setup();
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'POST /api/keys/10/patterns/': (init) => {
         const body = JSON.parse(String(init?.body));
         return json(
@@ -348,7 +402,7 @@ describe('the keyboard', () => {
 
   it('acts only inside the workspace', async () => {
     const user = userEvent.setup();
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
     screen.getByRole('button', { name: 'Sign out' }).focus();
@@ -359,7 +413,7 @@ describe('the keyboard', () => {
 
   it('lets single-key shortcuts be turned off, and remembers it', async () => {
     const user = userEvent.setup();
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
     await user.click(screen.getByRole('checkbox', { name: 'Single-key shortcuts' }));
@@ -382,7 +436,7 @@ describe('the keyboard', () => {
 
   it('lists every key it handles in a help dialog that keeps focus inside', async () => {
     const user = userEvent.setup();
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
     await user.keyboard('?');
@@ -439,7 +493,7 @@ describe('nothing typed is lost', () => {
     // A fake clock: the note's autosave delay never passes, as when the page is reloaded at once.
     useFakeClock();
     window.sessionStorage.setItem('ffkv.tab', 'tab-1');
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await until(() => rows());
 
@@ -473,7 +527,7 @@ describe('nothing typed is lost', () => {
     useFakeClock();
     let saved: unknown = null;
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'PUT /api/keys/10/annotation/': (init) => {
         saved = JSON.parse(String(init?.body));
         return json(200, makeState({ version: 2, note: 'a thought' }));
@@ -498,7 +552,7 @@ describe('nothing typed is lost', () => {
   it('forgets the draft once its pattern is added', async () => {
     const user = userEvent.setup();
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'POST /api/keys/10/patterns/': () => json(201, withPattern(makeState(), {})),
     });
     renderApp({ path: PATH, user: alice });
@@ -520,7 +574,7 @@ describe('deleting a pattern', () => {
     useFakeClock();
     let deletes = 0;
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey({ annotation: two })),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey({ annotation: two })),
       'DELETE /api/keys/10/patterns/50/?version=3': () => {
         deletes += 1;
         return json(200, { ...two, version: 4, patterns: two.patterns.slice(1) });
@@ -551,7 +605,7 @@ describe('deleting a pattern', () => {
     useFakeClock();
     let deletes = 0;
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey({ annotation: two })),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey({ annotation: two })),
       'DELETE /api/keys/10/patterns/50/?version=3': () => {
         deletes += 1;
         return json(200, { ...two, version: 4, patterns: two.patterns.slice(1) });
@@ -576,7 +630,7 @@ describe('loading a key', () => {
     useFakeClock();
     let calls = 0;
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         ++calls === 1
           ? json(503, { detail: 'The database is unavailable; please retry in a moment.' })
           : json(200, makeKey()),
@@ -598,7 +652,7 @@ describe('loading a key', () => {
     useFakeClock();
     let calls = 0;
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         ++calls <= 2 ? json(503, { detail: 'unavailable' }) : json(200, makeKey()),
     });
     renderApp({ path: PATH, user: alice });

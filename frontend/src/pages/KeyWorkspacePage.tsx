@@ -9,7 +9,7 @@ import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
 import { addBlockers } from '../workspace/composer';
 import { KeyActivityNotice } from '../workspace/KeyActivityNotice';
-import { useComposerDraft } from '../workspace/composerDraft';
+import { clearDraft, useComposerDraft } from '../workspace/composerDraft';
 import type { ShownDraft } from '../workspace/composerDraft';
 import { ConfirmEmptySubmit } from '../workspace/ConfirmEmptySubmit';
 import { GuidelinesDialog, GuidelinesGate } from '../workspace/GuidelinesGate';
@@ -21,11 +21,13 @@ import { applyPending, deriveLabels } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
 import { PatternList } from '../workspace/PatternList';
+import { usePendingPatternGuard } from '../workspace/pendingPattern';
 import { PrefixList } from '../workspace/PrefixList';
 import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
 import { initialSelection, selectionReducer } from '../workspace/selection';
+import { VisibleText } from '../workspace/tokenDisplay';
 import { ValueTokens } from '../workspace/ValueTokens';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { useCharacterKeys } from '../workspace/useCharacterKeys';
@@ -67,10 +69,15 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const assignmentParam = Number(params.get('assignment'));
-  const assignmentId =
+  const askedAssignment =
     Number.isInteger(assignmentParam) && assignmentParam > 0 ? assignmentParam : undefined;
 
-  const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue);
+  const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue, askedAssignment);
+  // The address may carry someone else's assignment: only the user's own, as the server
+  // names it (the one of the address where it is theirs and holds the key), is linked to
+  // or asked for the next key; none: home.
+  const assignmentId =
+    load.kind === 'ready' ? (load.detail.assignment_id ?? undefined) : askedAssignment;
   const guidelines = useGuidelines(load.kind === 'ready' ? load.detail.study : null);
   const snapshot = useQueueSnapshot(queue);
   const activeSeconds = useActiveTime(
@@ -163,30 +170,30 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     kind: composer.kind,
   });
 
-  const addPattern = useCallback(() => {
-    if (blockers.length > 0) return;
+  /** The composer's Add (or Save): queues the write and empties the composer. */
+  const addPattern = useCallback((): QueuedWrite | null => {
+    if (blockers.length > 0) return null;
     const prefixRanks = ranks.filter((rank) => selection.selected.has(rank));
     const description = composer.description.trim();
     const kind = composer.kind!;
-    if (composer.editing) {
-      queue.enqueue(keyId, {
-        type: 'update',
-        ref: { id: composer.editing.id, clientId: composer.editing.client_id },
-        changes: { description, kind, prefix_ranks: prefixRanks },
-      });
-    } else {
-      queue.enqueue(keyId, {
-        type: 'create',
-        clientId: newId(),
-        description,
-        kind,
-        prefixRanks,
-      });
-    }
+    const write = composer.editing
+      ? queue.enqueue(keyId, {
+          type: 'update',
+          ref: { id: composer.editing.id, clientId: composer.editing.client_id },
+          changes: { description, kind, prefix_ranks: prefixRanks },
+        })
+      : queue.enqueue(keyId, {
+          type: 'create',
+          clientId: newId(),
+          description,
+          kind,
+          prefixRanks,
+        });
     setComposer(EMPTY_COMPOSER);
     dispatch({ type: 'clear' });
     // Back to the prefixes: the next `j x` selects, it is not typed into the description.
     listRef.current?.focus();
+    return write;
   }, [blockers.length, ranks, selection.selected, composer, queue, keyId]);
 
   function editPattern(pattern: DisplayPattern) {
@@ -205,6 +212,13 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     dispatch({ type: 'clear' });
   }
 
+  /** Empty the composer, in storage too: the composer of a submitted key is empty. */
+  const clearComposer = useCallback(() => {
+    setComposer(EMPTY_COMPOSER);
+    dispatch({ type: 'clear' });
+    clearDraft(userId, keyId);
+  }, [userId, keyId]);
+
   // -- submit and move on ----------------------------------------------------------
 
   const flushNote = note.flush;
@@ -212,6 +226,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const submitAndNext = useCallback(async () => {
     if (advancing || load.kind !== 'ready') return;
     setAdvancing(true);
+    clearComposer();
     // Whatever is held back (the note, a delete that could still be undone) goes now.
     queue.release(keyId);
     if (!submitted) queue.enqueue(keyId, { type: 'submit', activeSeconds: activeSeconds() });
@@ -231,6 +246,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   }, [
     advancing,
     load.kind,
+    clearComposer,
     submitted,
     queue,
     keyId,
@@ -247,17 +263,38 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   // -- the keyboard ----------------------------------------------------------------
 
-  // Ctrl+Enter on a key with no pattern asks first: a slip would submit an empty key.
-  function requestSubmit() {
-    if (!submitted && (display?.patterns.length ?? 0) === 0) setConfirmEmpty(true);
-    else void submitAndNext();
+  // Submit never drops the pattern still in the composer: it asks first (pendingPattern).
+  // Ctrl+Enter on a key with no pattern asks too, where nothing else was asked: a slip
+  // would submit an empty key.
+  const guard = usePendingPatternGuard({
+    contents: {
+      submitted,
+      blockers,
+      description: composer.description,
+      kind: composer.kind,
+      selected: ranks.filter((rank) => selection.selected.has(rank)),
+      editing: composer.editing,
+    },
+    editingNumber: composer.editing?.number ?? null,
+    action: 'submit',
+    queue,
+    add: addPattern,
+    discard: clearComposer,
+  });
+
+  function requestSubmit(byKeyboard: boolean) {
+    const empty = !submitted && (display?.patterns.length ?? 0) === 0;
+    guard.request((how) => {
+      if (byKeyboard && how === 'nothing' && empty) setConfirmEmpty(true);
+      else void submitAndNext();
+    });
   }
 
   // Keys count only inside the workspace (the page's header and menus keep theirs),
   // and are looked up in the keymap that the help lists.
   function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
     handlePrefixListKey(event, KEYMAP, characterKeys, {
-      submit: requestSubmit,
+      submit: () => requestSubmit(true),
       leaveField: (field) => {
         if (field === noteRef.current) flushNote();
         listRef.current?.focus();
@@ -293,10 +330,13 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   // Focus starts in the prefix list, where the keys act (unless the user is elsewhere);
   // before paint, so that a key pressed as soon as the list shows is not lost. Without
-  // scrolling: the page opens at its top, with the composer on screen.
+  // scrolling: the page opens at its top, with the composer on screen, also where the
+  // guidelines shown before it were read down to their end.
   const ready = load.kind === 'ready' && guidelines.gate === 'none';
   useLayoutEffect(() => {
-    if (ready && (!document.activeElement || document.activeElement === document.body)) {
+    if (!ready) return;
+    if (window.scrollY !== 0) window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+    if (!document.activeElement || document.activeElement === document.body) {
       listRef.current?.focus({ preventScroll: true });
     }
   }, [ready]);
@@ -353,7 +393,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
             {t('workspace.heading', { layer: detail.layer, index: detail.index })}
           </h1>
           <p className="muted">
-            {detail.study_name} ·{' '}
+            <VisibleText text={detail.study_name} /> ·{' '}
             <span
               className={`status-badge status-${display?.status}`}
               data-testid="annotation-status"
@@ -485,7 +525,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
                   <button
                     type="button"
                     className="primary"
-                    onClick={() => void submitAndNext()}
+                    onClick={() => requestSubmit(false)}
                     disabled={advancing}
                   >
                     {t('workspace.next')}
@@ -496,7 +536,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
               <button
                 type="button"
                 className="primary"
-                onClick={() => void submitAndNext()}
+                onClick={() => requestSubmit(false)}
                 disabled={advancing}
                 aria-keyshortcuts="Control+Enter"
               >
@@ -514,6 +554,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
         <KeyboardHelp onClose={() => setHelpOpen(false)} characterKeys={characterKeys} />
       )}
       {guidelines.dialogOpen && <GuidelinesDialog guidelines={guidelines} />}
+      {guard.dialog}
       {confirmEmpty && (
         <ConfirmEmptySubmit
           onCancel={() => setConfirmEmpty(false)}

@@ -24,6 +24,7 @@ import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import type { KeyAction } from '../workspace/keymap';
 import { applyPending, deriveLabels } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
+import { usePendingPatternGuard } from '../workspace/pendingPattern';
 import { prefixListboxProps, prefixOptionProps } from '../workspace/prefixListbox';
 import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { PrefixText } from '../workspace/PrefixText';
@@ -225,19 +226,20 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     kind: composer.kind,
   });
 
-  const addPattern = useCallback(() => {
-    if (blockers.length > 0) return;
+  const addPattern = useCallback((): QueuedWrite | null => {
+    if (blockers.length > 0) return null;
     const prefixRanks = ranks.filter((rank) => selection.selected.has(rank));
     const description = composer.description.trim();
     const kind = composer.kind!;
+    let write: QueuedWrite;
     if (composer.editing) {
-      queue.enqueue(keyId, {
+      write = queue.enqueue(keyId, {
         type: 'update',
         ref: { id: composer.editing.id, clientId: composer.editing.client_id },
         changes: { description, kind, prefix_ranks: prefixRanks },
       });
     } else {
-      queue.enqueue(keyId, {
+      write = queue.enqueue(keyId, {
         type: 'create',
         clientId: newId(),
         description,
@@ -249,6 +251,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     setComposer(EMPTY_COMPOSER);
     dispatch({ type: 'clear' });
     listRef.current?.focus();
+    return write;
   }, [blockers.length, ranks, selection.selected, composer, queue, keyId]);
 
   /** Copy an annotator's pattern into the gold as it is (it can be edited after). */
@@ -311,6 +314,29 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     queue.enqueue(keyId, { type: 'submit' });
   }
 
+  // Save gold never drops the pattern still in the composer: it asks first, as the
+  // workspace's Submit does (workspace/pendingPattern.tsx); the composer is empty after.
+  const guard = usePendingPatternGuard({
+    contents: {
+      submitted,
+      blockers,
+      description: composer.description,
+      kind: composer.kind,
+      selected: ranks.filter((rank) => selection.selected.has(rank)),
+      editing: composer.editing,
+    },
+    editingNumber: composer.editing?.number ?? null,
+    action: 'saveGold',
+    queue,
+    add: addPattern,
+    discard: cancelEdit,
+  });
+  const requestSaveGold = () =>
+    guard.request(() => {
+      cancelEdit();
+      saveGold();
+    });
+
   function reopen() {
     queue.enqueue(keyId, { type: 'reopen' });
   }
@@ -334,7 +360,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
 
   function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
     handlePrefixListKey(event, REVIEW_KEYMAP, characterKeys, {
-      submit: saveGold,
+      submit: requestSaveGold,
       leaveField: (field) => {
         if (field === noteRef.current) note.flush();
         listRef.current?.focus();
@@ -725,7 +751,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
               <button
                 type="button"
                 className="primary"
-                onClick={saveGold}
+                onClick={requestSaveGold}
                 aria-keyshortcuts="Control+Enter"
               >
                 {t('review.saveGold')}
@@ -809,6 +835,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           ))}
         </div>
       </div>
+      {guard.dialog}
       {helpOpen && (
         <KeyboardHelp
           onClose={() => setHelpOpen(false)}

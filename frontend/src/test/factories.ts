@@ -43,6 +43,8 @@ export function makePrefix(rank: number, overrides: Partial<TriggerPrefix> = {})
     position: 5,
     trigger_start: null,
     trigger_end: null,
+    trigger_token_bytes: '',
+    next_token_bytes: '',
     ...overrides,
   };
 }
@@ -60,6 +62,7 @@ export function makeKey(overrides: Partial<KeyDetail> = {}): KeyDetail {
     annotation: makeState(),
     study: { id: 7, guideline_version: null, guidelines_acknowledged: false },
     flag: null,
+    assignment_id: 3,
     ...overrides,
   };
 }

@@ -28,7 +28,7 @@ beforeEach(() => {
 describe('the guidelines in the workspace', () => {
   it('shows the guidelines instead of the key until they are acknowledged', async () => {
     const fetchMock = mockApi({
-      'GET /api/keys/10/': () => json(200, unread),
+      'GET /api/keys/10/?assignment=3': () => json(200, unread),
       'GET /api/studies/7/guidelines/': () => json(200, guidelines()),
       'POST /api/studies/7/guidelines/acknowledge/': () =>
         json(200, guidelines({ acknowledged: true, acknowledged_version: 1 })),
@@ -53,7 +53,7 @@ describe('the guidelines in the workspace', () => {
 
   it('says the guidelines changed when a newer version than the one read is out', async () => {
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(
           200,
           makeKey({ study: { id: 7, guideline_version: 2, guidelines_acknowledged: false } }),
@@ -71,7 +71,7 @@ describe('the guidelines in the workspace', () => {
 
   it('shows the newer version when one was published while reading', async () => {
     mockApi({
-      'GET /api/keys/10/': () => json(200, unread),
+      'GET /api/keys/10/?assignment=3': () => json(200, unread),
       'GET /api/studies/7/guidelines/': () => json(200, guidelines()),
       'POST /api/studies/7/guidelines/acknowledge/': () =>
         json(409, {
@@ -92,7 +92,7 @@ describe('the guidelines in the workspace', () => {
   it('opens the guidelines with g or the button, in a dialog, and not with g turned off', async () => {
     const user = userEvent.setup();
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(
           200,
           makeKey({ study: { id: 7, guideline_version: 1, guidelines_acknowledged: true } }),
@@ -121,7 +121,7 @@ describe('the guidelines in the workspace', () => {
   });
 
   it('asks nothing on a study without guidelines', async () => {
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     expect(await screen.findAllByTestId('prefix-row')).toHaveLength(25);
   });

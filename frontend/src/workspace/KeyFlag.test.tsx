@@ -12,7 +12,7 @@ describe('flagging a key', () => {
     const user = userEvent.setup();
     let sent: unknown = null;
     mockApi({
-      'GET /api/keys/10/': () => json(200, makeKey()),
+      'GET /api/keys/10/?assignment=3': () => json(200, makeKey()),
       'PUT /api/keys/10/flag/': (init) => {
         sent = JSON.parse(String(init?.body));
         return json(200, sent);
@@ -36,11 +36,28 @@ describe('flagging a key', () => {
     expect(screen.getByTestId('key-flag-state')).toHaveTextContent('Flagged: Other');
   });
 
+  it('takes back "Choose a reason." once a reason is picked, and the note hint once a note is typed', async () => {
+    const user = userEvent.setup();
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
+    renderApp({ path: PATH, user: alice });
+    await screen.findAllByTestId('prefix-row');
+    await user.click(screen.getByRole('button', { name: /Flag this key/ }));
+    const dialog = screen.getByRole('dialog', { name: 'Flag this key' });
+    await user.click(within(dialog).getByRole('button', { name: 'Save the flag' }));
+    expect(within(dialog).getByRole('alert')).toHaveTextContent('Choose a reason');
+    await user.click(within(dialog).getByRole('radio', { name: 'Other' }));
+    expect(within(dialog).queryByRole('alert')).not.toBeInTheDocument();
+    await user.click(within(dialog).getByRole('button', { name: 'Save the flag' }));
+    expect(within(dialog).getByRole('alert')).toHaveTextContent('Say what is wrong');
+    await user.type(within(dialog).getByRole('textbox', { name: /Note/ }), 'x');
+    expect(within(dialog).queryByRole('alert')).not.toBeInTheDocument();
+  });
+
   it('shows the current flag and removes it', async () => {
     const user = userEvent.setup();
     let removed = 0;
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(200, makeKey({ flag: { reason: 'tokenization', note: 'split word' } })),
       'DELETE /api/keys/10/flag/': () => {
         removed += 1;
@@ -62,7 +79,7 @@ describe('flagging a key', () => {
 
   it('does not open on f when single-key shortcuts are off', async () => {
     const user = userEvent.setup();
-    mockApi({ 'GET /api/keys/10/': () => json(200, makeKey()) });
+    mockApi({ 'GET /api/keys/10/?assignment=3': () => json(200, makeKey()) });
     renderApp({ path: PATH, user: alice });
     await screen.findAllByTestId('prefix-row');
     await user.click(screen.getByRole('checkbox', { name: 'Single-key shortcuts' }));

@@ -77,18 +77,23 @@ function KeyFlagDialog({
   const { t } = useTranslation();
   const [reason, setReason] = useState<KeyFlagReason | null>(flag?.reason ?? null);
   const [note, setNote] = useState(flag?.note ?? '');
-  const [error, setError] = useState<string | null>(null);
+  // What is wrong, and with what: a missing reason or note goes once it is given.
+  const [error, setError] = useState<{ about: 'reason' | 'note' | 'server'; text: string } | null>(
+    null,
+  );
   const [busy, setBusy] = useState(false);
   const firstRef = useRef<HTMLInputElement>(null);
 
   async function save() {
-    if (!reason) return setError(t('flag.reasonNeeded'));
-    if (reason === 'other' && !note.trim()) return setError(t('flag.noteNeeded'));
+    if (!reason) return setError({ about: 'reason', text: t('flag.reasonNeeded') });
+    if (reason === 'other' && !note.trim()) {
+      return setError({ about: 'note', text: t('flag.noteNeeded') });
+    }
     setBusy(true);
     try {
       onDone(await api.flagKey(keyId, { reason, note }));
     } catch (failure) {
-      setError(errorMessage(failure, t));
+      setError({ about: 'server', text: errorMessage(failure, t) });
       setBusy(false);
     }
   }
@@ -99,7 +104,7 @@ function KeyFlagDialog({
       await api.unflagKey(keyId);
       onDone(null);
     } catch (failure) {
-      setError(errorMessage(failure, t));
+      setError({ about: 'server', text: errorMessage(failure, t) });
       setBusy(false);
     }
   }
@@ -118,7 +123,10 @@ function KeyFlagDialog({
               name="key-flag-reason"
               value={value}
               checked={reason === value}
-              onChange={() => setReason(value)}
+              onChange={() => {
+                setReason(value);
+                if (error?.about !== 'server') setError(null);
+              }}
             />{' '}
             {t(`flag.reasons.${value}`)}
           </label>
@@ -130,11 +138,14 @@ function KeyFlagDialog({
         value={note}
         maxLength={20000}
         rows={3}
-        onChange={(event) => setNote(event.target.value)}
+        onChange={(event) => {
+          setNote(event.target.value);
+          if (error?.about === 'note') setError(null);
+        }}
       />
       {error && (
         <p role="alert" className="alert">
-          {error}
+          {error.text}
         </p>
       )}
       <div className="composer-actions">

@@ -55,7 +55,7 @@ export function KeyboardHelp({
         </tbody>
       </table>
       <p className="muted">
-        <kbd>Shift + click</kbd> {t('help.range')}
+        <kbd>{t('help.shiftClick')}</kbd> {t('help.range')}
       </p>
       {!characterKeys && <p className="muted">{t('help.characterKeysOff')}</p>}
       <button type="button" onClick={onClose}>

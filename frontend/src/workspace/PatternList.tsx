@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import type { DisplayPattern } from './labels';
+import { markBidiControls, VisibleText } from './tokenDisplay';
 
 /** A pattern just deleted, whose delete can still be taken back. */
 export interface DeletedPattern {
@@ -59,7 +60,10 @@ export function PatternList({
       <div role="status" className="undo-status">
         {deleted && (
           <p className="notice undo-delete" data-testid="undo-delete">
-            {t('patterns.deleted', { name: deleted.name, description: deleted.description })}{' '}
+            {t('patterns.deleted', {
+              name: deleted.name,
+              description: markBidiControls(deleted.description),
+            })}{' '}
             <button ref={undoRef} type="button" className="link-button" onClick={deleted.onUndo}>
               {t('patterns.undo')}
             </button>
@@ -82,7 +86,7 @@ export function PatternList({
                 >
                   {name}
                 </button>
-                <span className="pattern-description">{pattern.description}</span>
+                <VisibleText className="pattern-description" text={pattern.description} />
                 <span className="muted pattern-meta">
                   {t(`labels.${pattern.kind}`)} ·{' '}
                   {t('patterns.covers', { count: pattern.prefix_ranks.length })}

@@ -7,6 +7,7 @@ import type { DisplayPattern } from './labels';
 import { Coefficient } from './Coefficient';
 import { prefixListboxProps, prefixOptionProps } from './prefixListbox';
 import { PrefixText } from './PrefixText';
+import { markBidiControls, TokenText } from './tokenDisplay';
 import type { SelectionAction, SelectionState } from './selection';
 
 interface PrefixListProps {
@@ -79,7 +80,7 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
                 {prefix.next_token === null ? (
                   <span className="token unknown">{t('workspace.nextTokenUnknown')}</span>
                 ) : (
-                  <span className="token">{prefix.next_token}</span>
+                  <TokenText token={prefix.next_token} bytes={prefix.next_token_bytes} />
                 )}
               </span>
             </span>
@@ -93,7 +94,7 @@ export const PrefixList = forwardRef<HTMLDivElement, PrefixListProps>(function P
                     <span
                       key={pattern.id}
                       className={`chip pc-${pattern.colour}${pattern.pending ? ' pending' : ''}`}
-                      title={pattern.description}
+                      title={markBidiControls(pattern.description)}
                       data-testid="pattern-chip"
                     >
                       {t('workspace.patternNumber', { number: pattern.number })}

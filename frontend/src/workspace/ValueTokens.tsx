@@ -2,6 +2,7 @@ import { useTranslation } from 'react-i18next';
 
 import type { ValueToken } from '../api/types';
 import { exactNumber, formatProbability } from './numbers';
+import { TokenText } from './tokenDisplay';
 
 /** The value's top tokens with their probabilities, readable however small (numbers.ts). */
 export function ValueTokens({ tokens }: { tokens: readonly ValueToken[] }) {
@@ -12,7 +13,7 @@ export function ValueTokens({ tokens }: { tokens: readonly ValueToken[] }) {
       <ol className="value-tokens">
         {tokens.map((token, index) => (
           <li key={index}>
-            <span className="token">{token.token}</span>{' '}
+            <TokenText token={token.token} />{' '}
             <span
               className="muted probability"
               title={t('workspace.probability', { value: exactNumber(token.probability) })}

@@ -69,6 +69,15 @@ export function saveDraft(
   }
 }
 
+/** Forget the draft of one key (it was submitted). */
+export function clearDraft(userId: number, keyId: number, storage = safeLocalStorage()): void {
+  try {
+    storage?.removeItem(draftKey(userId, keyId));
+  } catch {
+    // Storage disabled: there is nothing to forget.
+  }
+}
+
 /** The draft as the page holds it: the pattern being edited, found among the key's. */
 export interface ShownDraft {
   selected: number[];

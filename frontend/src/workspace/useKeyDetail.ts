@@ -18,22 +18,23 @@ function unavailable(error: unknown): boolean {
   return isApiError(error) && (error.status === 0 || error.status >= 500);
 }
 
-export function keyDetailQueryKey(keyId: number) {
-  return ['key', keyId] as const;
+export function keyDetailQueryKey(keyId: number, assignmentId?: number) {
+  return ['key', keyId, assignmentId ?? null] as const;
 }
 
 /**
- * One key's detail, read through TanStack Query: tried again by itself, backing off
+ * One key's detail (asked with the assignment of the address, which the answer replaces
+ * by the user's own: `assignment_id`), read through TanStack Query: tried again by itself, backing off
  * (1 s, 2 s, 4 s … up to 10 s), for as long as the server is unavailable, as the write
  * queue does (DESIGN §9); and the latest annotation state the server sent for it.
  */
-export function useKeyDetail(keyId: number, queue: WriteQueue) {
+export function useKeyDetail(keyId: number, queue: WriteQueue, assignmentId?: number) {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const queryKey = keyDetailQueryKey(keyId);
+  const queryKey = keyDetailQueryKey(keyId, assignmentId);
   const query = useQuery({
     queryKey,
-    queryFn: () => api.key(keyId),
+    queryFn: () => api.key(keyId, assignmentId),
     retry: (_failures, error) => unavailable(error),
     retryDelay: (failures) => Math.min(MAX_RETRY_DELAY_MS, 1_000 * 2 ** failures),
     // Read once per visit: the write queue's answers keep the annotation current after
@@ -67,8 +68,8 @@ export function useKeyDetail(keyId: number, queue: WriteQueue) {
 
   // Starts over from "loading", with the back-off reset.
   const retry = useCallback(() => {
-    void client.resetQueries({ queryKey: keyDetailQueryKey(keyId) });
-  }, [client, keyId]);
+    void client.resetQueries({ queryKey: keyDetailQueryKey(keyId, assignmentId) });
+  }, [client, keyId, assignmentId]);
 
   return { load, server, setServer, adopt, retry };
 }

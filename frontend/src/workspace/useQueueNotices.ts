@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { TFunction } from 'i18next';
 
 import type { AnnotationState } from '../api/types';
+import { markBidiControls } from './tokenDisplay';
 import { placeOf } from './WorkspaceNotice';
 import type { NoticePlace } from './WorkspaceNotice';
 import type { QueuedWrite, WriteQueue } from './writeQueue';
@@ -88,17 +89,20 @@ export function describeChanges(
   const after = new Map(current.patterns.map((pattern) => [pattern.id, pattern]));
   for (const [id, pattern] of after) {
     const old = before.get(id);
-    if (!old) changes.push(t('conflict.added', { description: pattern.description }));
+    if (!old)
+      changes.push(t('conflict.added', { description: markBidiControls(pattern.description) }));
     else if (
       old.description !== pattern.description ||
       old.kind !== pattern.kind ||
       old.prefix_ranks.join() !== pattern.prefix_ranks.join()
     ) {
-      changes.push(t('conflict.changed', { description: pattern.description }));
+      changes.push(t('conflict.changed', { description: markBidiControls(pattern.description) }));
     }
   }
   for (const [id, pattern] of before) {
-    if (!after.has(id)) changes.push(t('conflict.removed', { description: pattern.description }));
+    if (!after.has(id)) {
+      changes.push(t('conflict.removed', { description: markBidiControls(pattern.description) }));
+    }
   }
   if (previous.note !== current.note) changes.push(t('conflict.note'));
   if (previous.status !== current.status) {

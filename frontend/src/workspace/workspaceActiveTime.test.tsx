@@ -12,7 +12,7 @@ describe('the active time on a key', () => {
     useFakeClock();
     const bodies: Record<string, unknown>[] = [];
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(200, makeKey({ annotation: makeState({ active_seconds: 100 }) })),
       'PUT /api/keys/10/annotation/': (init) => {
         bodies.push(JSON.parse(String(init?.body)));
@@ -55,7 +55,7 @@ describe('leaving a key', () => {
   it('records the time spent on a draft with a save of the note as it is', async () => {
     useFakeClock();
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(200, makeKey({ annotation: makeState({ note: 'kept', active_seconds: 7 }) })),
       'PUT /api/keys/10/annotation/': () => json(200, makeState({ note: 'kept', version: 1 })),
     });
@@ -75,9 +75,9 @@ describe('leaving a key', () => {
   it('writes nothing for a key only opened, nor for a submitted one', async () => {
     useFakeClock();
     mockApi({
-      'GET /api/keys/10/': () =>
+      'GET /api/keys/10/?assignment=3': () =>
         json(200, makeKey({ annotation: makeState({ id: null, status: 'new' }) })),
-      'GET /api/keys/11/': () =>
+      'GET /api/keys/11/?assignment=3': () =>
         json(200, makeKey({ id: 11, annotation: makeState({ key_id: 11, status: 'submitted' }) })),
     });
     renderApp({ path: PATH, user: alice });

@@ -271,6 +271,33 @@ describe('the write queue', () => {
     expect(server.states.get(10)!.patterns.map((p) => p.description)).toEqual(['fine']);
   });
 
+  it('tells whether one write was applied or dropped, after it is retried as long as it takes', async () => {
+    const queue = makeQueue();
+    queue.observe(makeState({ version: 1 }));
+    queue.start();
+    server.setDown(true);
+    const added = queue.enqueue(10, create('kept'));
+    const outcome = queue.whenDone(added.id);
+    await vi.advanceTimersByTimeAsync(3_000);
+    server.setDown(false);
+    await vi.advanceTimersByTimeAsync(8_000);
+    await expect(outcome).resolves.toBe('applied');
+
+    const refused = queue.enqueue(10, create('two', 'two', [1, 2]));
+    await expect(queue.whenDone(refused.id)).resolves.toBe('dropped');
+    // A write that is no longer queued (done before it was asked about) is done.
+    await expect(queue.whenDone(added.id)).resolves.toBe('applied');
+  });
+
+  it('counts a write dropped by a conflict (the key submitted elsewhere) as dropped', async () => {
+    const queue = makeQueue();
+    queue.observe(makeState({ version: 1 }));
+    server.states.set(10, makeState({ version: 2, status: 'submitted' }));
+    queue.start();
+    const write = queue.enqueue(10, create('late'));
+    await expect(queue.whenDone(write.id)).resolves.toBe('dropped');
+  });
+
   it('keeps only the latest note text waiting to be sent', async () => {
     const queue = makeQueue();
     queue.start();

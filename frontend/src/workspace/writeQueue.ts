@@ -179,6 +179,16 @@ export interface WriteQueueOptions {
 }
 
 const MAX_REBASES = 5;
+const MAX_OUTCOMES = 200;
+
+export type WriteOutcome = 'applied' | 'dropped';
+
+/** What an event says about one write: applied, dropped, or nothing. */
+function outcomeOf(event: QueueEvent, writeId: string): WriteOutcome | null {
+  if (event.type === 'applied') return event.write.id === writeId ? 'applied' : null;
+  if (event.type === 'rejected') return event.write.id === writeId ? 'dropped' : null;
+  return event.dropped.some((write) => write.id === writeId) ? 'dropped' : null;
+}
 const BEAT_MS = 5_000;
 
 export class WriteQueue {
@@ -194,6 +204,7 @@ export class WriteQueue {
   private beatTimer: ReturnType<typeof setInterval> | null = null;
   private failures = 0;
   private rebases = new Map<string, number>();
+  private readonly outcomes = new Map<string, WriteOutcome>();
   private stopped = false;
   private readonly transport: Transport;
   private readonly store: QueueStorage;
@@ -269,6 +280,25 @@ export class WriteQueue {
           unsubscribe();
           resolve();
         }
+      });
+    });
+  }
+
+  /**
+   * Resolves once this write has left the queue: 'applied' when the server took it,
+   * 'dropped' when it was refused or given up on in a conflict (or is unknown here).
+   * A write that is retried (offline, a rebase after a 409) is waited for.
+   */
+  whenDone(writeId: string): Promise<WriteOutcome> {
+    const known = this.outcomes.get(writeId);
+    if (known) return Promise.resolve(known);
+    if (!this.writes.some((write) => write.id === writeId)) return Promise.resolve('dropped');
+    return new Promise((resolve) => {
+      const unsubscribe = this.onEvent((event) => {
+        const outcome = outcomeOf(event, writeId);
+        if (!outcome) return;
+        unsubscribe();
+        resolve(outcome);
       });
     });
   }
@@ -453,7 +483,21 @@ export class WriteQueue {
   // -- plumbing --------------------------------------------------------------------
 
   private emit(event: QueueEvent): void {
+    this.remember(event);
     for (const listener of this.listeners) listener(event);
+  }
+
+  /** The outcome of the latest writes, for `whenDone` asked after the fact. */
+  private remember(event: QueueEvent): void {
+    const ids =
+      event.type === 'conflict' ? event.dropped.map((write) => write.id) : [event.write.id];
+    for (const id of ids) {
+      const outcome = outcomeOf(event, id);
+      if (outcome) this.outcomes.set(id, outcome);
+    }
+    while (this.outcomes.size > MAX_OUTCOMES) {
+      this.outcomes.delete(this.outcomes.keys().next().value!);
+    }
   }
 
   private setStatus(status: SaveStatus, message: string): void {
