@@ -396,16 +396,14 @@ def _key_is_users(user_id: int) -> RawSQL:
 
 def _my_assignment(user_id: int, preferred: int | None) -> RawSQL:
     """The user's own assignment that the key is worked in: ``preferred`` where it is one
-    of theirs holding the key, else the first of theirs holding it, else the one a check
-    key was served under; null where none. Someone else's assignment is never it."""
+    of theirs holding the key, else the first of theirs holding it (a check key is a key
+    of an assignment like any); null where none. Someone else's assignment is never it."""
     return RawSQL(
-        f"COALESCE((SELECT a.id FROM {_ASSIGNMENT_KEY} ak"
+        f"(SELECT a.id FROM {_ASSIGNMENT_KEY} ak"
         f" INNER JOIN {_ASSIGNMENT} a ON a.id = ak.assignment_id"
         f" WHERE ak.key_id = {_KEY}.id AND a.annotator_id = %s"
-        f" ORDER BY CASE WHEN a.id = %s THEN 0 ELSE 1 END, a.id LIMIT 1),"
-        f" (SELECT cs.assignment_id FROM {_CHECK_SERVING} cs"
-        f" WHERE cs.key_id = {_KEY}.id AND cs.annotator_id = %s))",
-        (user_id, preferred or 0, user_id),
+        f" ORDER BY CASE WHEN a.id = %s THEN 0 ELSE 1 END, a.id LIMIT 1)",
+        (user_id, preferred or 0),
         output_field=IntegerField(),
     )
 
