@@ -113,7 +113,10 @@ _REACHABLE_JS = """
       problems.push(`${window.__ffkvDescribe(el)}: not inside the ${width}x${height} viewport`);
       continue;
     }
-    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    // A link that wraps has a rectangle a line (its bounding box's middle may lie
+    // between them): aim at the middle of its first one.
+    const first = el.getClientRects()[0] || r;
+    const x = first.left + first.width / 2, y = first.top + first.height / 2;
     const hit = document.elementFromPoint(x, y);
     const labels = el.labels ? [...el.labels] : [];
     if (!hit || !(el.contains(hit) || labels.some((label) => label.contains(hit)))) {

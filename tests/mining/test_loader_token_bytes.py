@@ -32,7 +32,9 @@ def example(rank: int, trigger_bytes: bytes | None, next_bytes: bytes | None) ->
 
 
 def test_the_loader_writes_a_tokens_raw_bytes_as_hex_and_nothing_where_none(db):
-    run = MiningRun.objects.create(study_name="bytes", params={"model": "m", "corpus": "c"})
+    run = MiningRun.objects.create(
+        study_name="bytes", params={"model": "m", "corpus": "c"}, status=MiningRun.Status.MERGING
+    )
     result = KeyResult(
         layer=0,
         index=3,
