@@ -1,4 +1,4 @@
-"""API load (DESIGN §8, issue 11): simulated annotators against gunicorn + PostgreSQL.
+"""API load (docs/benchmarks.md): simulated annotators against gunicorn + PostgreSQL.
 
 Sets up a bench database (a study of keys with 25 prefixes each, annotators, a batch
 assigned with overlap 2, and the 65,536-key study of bench/reports.py, kept between runs),

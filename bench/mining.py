@@ -1,4 +1,4 @@
-"""Mining benchmarks (DESIGN §8): overhead of mining over a plain forward pass for
+"""Mining benchmarks (docs/benchmarks.md): overhead of mining over a plain forward pass for
 ``builtin:minilm`` and ``builtin:smollm2-135m`` (each its own ratio), memory flatness in
 the corpus size, and FLOPs per token with a GPU-time estimate.
 

@@ -1,5 +1,5 @@
-"""Mining scale-out (issue 11): the wall time of one 6-shard run mined by 1, 2 and 3
-worker processes, each started as docker-compose's worker-gpu runs it
+"""Mining scale-out (docs/operations.md, "Scale-out"): the wall time of one 6-shard run
+mined by 1, 2 and 3 worker processes, each started as docker-compose's worker-gpu runs it
 (``celery -A config worker -Q gpu --concurrency 1``), sharing one data folder.
 
 Needs PostgreSQL (``DATABASE_URL``: a database ``ffkv_bench_scale`` is made anew on its

@@ -1,4 +1,4 @@
-"""Reports (DESIGN §8): Figure 2 + agreement for 65,536 keys × 25 prefixes × 3 annotators
+"""Reports (docs/benchmarks.md): Figure 2 + agreement for 65,536 keys × 25 prefixes × 3 annotators
 in ≤ 10 s, and a JSONL export whose peak memory stays flat (within +10% from 1/4 of the
 keys to all of them).
 

@@ -2,7 +2,7 @@
 
 The Dockerfile, docker-compose's ``web`` and ``bench/api_load.py`` all start
 ``gunicorn -c config/gunicorn.conf.py config.wsgi:application``, so the API benchmark
-(DESIGN §8) measures what is deployed. The environment overrides each number for
+(docs/benchmarks.md) measures what is deployed. The environment overrides each number for
 another host (``WEB_CONCURRENCY`` is gunicorn's usual name for the worker count).
 
 Sized for the reference host: 2 cores that also run PostgreSQL.

@@ -1,4 +1,4 @@
-"""ffkv settings: one module, driven by the environment only (DESIGN §7).
+"""ffkv settings: one module, driven by the environment only (.env.example lists it all).
 
 Every variable is listed in ``.env.example``. The defaults give the embedded set-up
 (SQLite, a Celery broker on the file system, CPU) so that ``make demo`` runs anywhere;
@@ -340,7 +340,7 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # A worker killed mid-task leaves the message unacknowledged: the task runs again
-# (DESIGN §9). Tasks are written to be idempotent for that reason.
+# (docs/reliability.md). Tasks are written to be idempotent for that reason.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -388,7 +388,7 @@ LOGGING = {
 if PRODUCTION:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
-    # TLS is terminated in front of the app (README, "TLS termination"): plain HTTP is
+    # TLS is terminated in front of the app (docs/operations.md, "TLS and proxies"): plain HTTP is
     # sent to HTTPS, except the health check that the container's probe asks over HTTP.
     SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_REDIRECT_EXEMPT = [r"^api/health/$"]

@@ -29,7 +29,7 @@ def mining_run_list() -> QuerySet[MiningRun]:
 
 
 def mining_run_progress(*, run: MiningRun) -> dict[str, Any]:
-    """Sentences and tokens done / total, tokens/s and ETA (DESIGN §3.3)."""
+    """Sentences and tokens done / total, tokens/s and ETA, as the run's page shows them."""
     row: Any = run if hasattr(run, "p_tokens") else mining_run_list().get(pk=run.pk)
     tokens, rate = int(row.p_tokens), float(row.p_rate)
     remaining = max(row.tokens_total - tokens, 0)

@@ -65,7 +65,7 @@ Progress = Callable[[int, int], None]
 
 def run_dir(run: MiningRun) -> Path:
     # Named by the run's random work id, never its primary key: a fresh database over an
-    # old data folder gives out the same keys again (DESIGN §3.3).
+    # old data folder gives out the same keys again.
     return Path(settings.DATA_DIR) / "mining" / run.work_id
 
 

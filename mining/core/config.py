@@ -1,4 +1,4 @@
-"""The mining configuration (DESIGN §3.4: the CLI flags map one to one)."""
+"""The mining configuration (the flags of `manage.py mine` map onto it one to one)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ class MineConfig:
     corpus: str = "builtin:wiki-vital"
     sentences: str = "split"  # "split" (rule-based splitter) or "lines"
     top_k: int = 25  # trigger examples per sampled key (paper: 25)
-    keep_k: int = 64  # running top-K per key during mining; >= top_k (DESIGN: 64)
+    # Running top-K per key during mining; >= top_k. 64: room for the top-50 that the
+    # perturbation measures, and for dropped duplicate prefixes.
+    keep_k: int = 64
     keys_per_layer: int = 10  # paper: 10 keys per layer
     all_keys: bool = False  # report every key of every layer instead of a sample
     key_list: list[tuple[int, int]] | None = None  # explicit (layer, index), 0-based
@@ -41,9 +43,9 @@ class MineConfig:
     sort_window: int = 16
     checkpoint_every: int = 50  # batches between shard checkpoints
     value_top_n: int = 10  # tokens of softmax(v_i·E) reported per key
-    # What is ranked: "post" m_i = the down projection's input (after the activation,
-    # DESIGN §1), "pre" the up projection's output (before it, as the authors' released
-    # code; non-gated families only). See models.ranked_definition.
+    # What is ranked: "post" m_i = the down projection's input (after the activation:
+    # the paper's coefficient), "pre" the up projection's output (before it, as the
+    # authors' released code; non-gated families only). See models.ranked_definition.
     coefficient: str = "post"
     store_dir: str | None = None  # keep the tokenized store here (else a temp dir)
     extra: dict[str, Any] = field(default_factory=dict)  # free-form, e.g. study name

@@ -1,4 +1,4 @@
-"""Corpus readers: documents in, unique sentences out (DESIGN §3.1, §3.2).
+"""Corpus readers: documents in, unique sentences out (docs/mining.md, "Corpora").
 
 A corpus spec is one of:
 

@@ -1,5 +1,5 @@
 """From a merged Partial to per-key results: trigger examples with their text, value
-projections, statistics; bfloat16 winners re-scored in float32 (DESIGN §3.3)."""
+projections, statistics; bfloat16 winners re-scored in float32 so that ranks are exact."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The streaming miner (DESIGN §3.2, §3.3).
+"""The streaming miner (docs/mining.md, "The streaming miner").
 
 One pass over the corpus tracks every key of every layer. Per layer the state is a
 running top-K of candidates per key, O(layers × d_ff × K), plus cheap per-key
 statistics; dense activations are reduced inside the forward hook and dropped.
 
 A candidate is packed into one int64 **rank key** so that a single ``torch.topk`` /
-sort gives the exact order of DESIGN §3.2 — coefficient descending, then sentence
+sort gives the exact order of trigger examples — coefficient descending, then sentence
 index ascending — with no ties between distinct sentences:
 
     rank_key = (order_preserving_int32(coefficient) << 32) | (2**32 - 1 - sentence)

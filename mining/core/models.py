@@ -1,6 +1,6 @@
 """Model loading and per-architecture adapters.
 
-One mechanism for every architecture (DESIGN §1): the memory coefficients
+One mechanism for every architecture: the memory coefficients
 m = f(x·Kᵀ) are exactly the *input* of the feed-forward down projection, so they are
 captured with a forward pre-hook on that module, named by its ``named_modules()``
 path. For gated layers (SwiGLU) that input is act(gate)·up, which is the paper's
@@ -156,9 +156,9 @@ def _in_layer(template: str) -> str:
 
 
 def ranked_definition(model_type: str, coefficient: str) -> dict[str, str]:
-    """What the miner ranks for a family and coefficient mode, in words (DESIGN §3.3):
-    the one table behind the README's "What is ranked, per family" and the reports'
-    definitions. Keys: family, module, coefficient, when, bias, text."""
+    """What the miner ranks for a family and coefficient mode, in words: the one table
+    behind docs/science.md, "What is ranked, per family", and the reports' definitions.
+    Keys: family, module, coefficient, when, bias, text."""
     arch = check_coefficient(model_type, coefficient)
     up, down = _in_layer(arch.up_template), _in_layer(arch.down_template)
     layer_path = "{layer}"  # shown to researchers as a placeholder
@@ -201,8 +201,8 @@ def ranked_definition(model_type: str, coefficient: str) -> dict[str, str]:
 
 
 def ranked_definitions_markdown() -> str:
-    """The README's table "What is ranked, per family", one row per model type and
-    coefficient mode it supports."""
+    """The table of docs/science.md, "What is ranked, per family": one row per model type
+    and coefficient mode it supports."""
     lines = [
         "| model_type | family | `--coefficient` | module hooked | when | bias | in words |",
         "|---|---|---|---|---|---|---|",

@@ -1,4 +1,4 @@
-"""Prefix perturbation (paper §3.2, Figure 3; DESIGN §5).
+"""Prefix perturbation (paper §3.2, Figure 3; docs/science.md, "§3.2: prefix perturbation").
 
 For each of a key's top-n trigger examples (n = 50 in the paper), remove the first,
 the last or a random real token of the prefix tokens[0..t], run the shortened sentence

@@ -47,7 +47,8 @@ def model_info(loaded: LoadedModel) -> dict[str, Any]:
     }
 
 
-# Notes on a checkpoint that every figure mined from it inherits (DESIGN §3.1).
+# Notes on a checkpoint that every figure mined from it inherits (the study's report
+# shows them).
 CHECKPOINT_NOTES = {
     BUILTIN_SMOLLM2: (
         "builtin:smollm2-135m is SmolLM2-135M-Instruct as the 4-bit GGUF file "

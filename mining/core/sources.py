@@ -1,5 +1,6 @@
 """Where a mining run may read from: local corpus files and model folders must resolve,
-after symlinks and ``..``, inside configured root folders (DESIGN §9).
+after symlinks and ``..``, inside configured root folders (docs/mining.md,
+"Corpora").
 
 - A corpus reads a local file unless it is ``builtin:…`` or ``hf:NAME:CONFIG:SPLIT``
   with a Hub dataset as NAME: a namespaced id (``OWNER/NAME``) or one of the few bare

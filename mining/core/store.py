@@ -1,5 +1,5 @@
 """Tokenized corpus store: the miner reads token ids from here, and text is rebuilt
-from here for the winners only (DESIGN §3.3: text is never held in miner state).
+from here for the winners only (text is never held in the miner's state).
 
 A store is a directory of flat, memory-mapped files:
 

@@ -1,4 +1,5 @@
-"""Every run gets a random work id naming its work folder (DESIGN §3.3), in three steps.
+"""Every run gets a random work id naming its work folder (docs/mining.md,
+"Runs, shards and the merge"), in three steps.
 
 The column comes without its default: a callable default would be called once and give
 every existing row the same id. 0003 gives each row its own, 0004 makes it unique. The

@@ -386,7 +386,7 @@ def test_every_api_endpoint_is_in_the_schema(api_client):
         "/api/" + str(p.pattern).replace("<int:", "{").replace(">", "}")
         for p in get_resolver("annotate.urls").url_patterns
     }
-    assert len(routes) == 36  # issue 13: review (8), guidelines (3), the key flag (1)
+    assert len(routes) == 36  # with review (8), guidelines (3) and the key flag (1)
     assert routes <= set(paths)
 
 
@@ -459,7 +459,7 @@ def test_every_text_a_client_sends_has_a_maximum_length(api_client):
 
 
 def test_the_django_admin_says_trigger_prefixes(carol):
-    # Issue 12, item 12: the index said "Trigger prefixs".
+    # The index once said "Trigger prefixs".
     client = Client()
     client.force_login(carol)
     index = client.get("/admin/").content.decode()

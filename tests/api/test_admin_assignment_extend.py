@@ -1,4 +1,5 @@
-"""Adding annotators to an assigned batch and raising its overlap (issue 12, item 10)."""
+"""Adding annotators to an assigned batch and raising its overlap: docs/annotation.md,
+"Studies, batches and assignments"."""
 
 from __future__ import annotations
 

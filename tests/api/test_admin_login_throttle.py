@@ -1,4 +1,4 @@
-"""The Django admin's sign-in form counts attempts like the API's sign-in (DESIGN §9):
+"""The Django admin's sign-in form counts attempts like the API's sign-in:
 per client address and per username, in the same cache and at the same rates (the test
 overlay: 5 a minute each)."""
 

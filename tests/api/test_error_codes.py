@@ -1,6 +1,6 @@
-"""Every API error carries a stable ``code`` beside its English ``detail`` (issue 12, item
-13): the SPA translates the code. The schema fuzz test checks it for every operation;
-these pin the codes of the answers a person meets most."""
+"""Every API error carries a stable ``code`` beside its English ``detail``: the SPA
+translates the code. The schema fuzz test checks it for every operation; these pin the
+codes of the answers a person meets most."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A study's guidelines: versions published by admins, read and acknowledged by annotators,
-and the gate on an annotator's writes (issue 13, item 3)."""
+and the gate on an annotator's writes (docs/annotation.md, "Guidelines")."""
 
 from __future__ import annotations
 

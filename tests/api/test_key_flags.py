@@ -1,4 +1,4 @@
-"""An annotator's flag on a key (issue 13 item 7)."""
+"""An annotator's flag on a key (docs/annotation.md, "The workspace": Flags)."""
 
 from __future__ import annotations
 

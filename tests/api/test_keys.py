@@ -288,8 +288,8 @@ def test_next_key_walks_the_assignment_and_answers_204_when_done(alice):
 
 
 def test_next_key_of_an_assignment_that_is_not_yours_is_not_found(alice, bob):
-    # Issue 12, item 9: bob opened a link with alice's assignment and was told that
-    # nothing was left, with his own keys open.
+    # A link that names someone else's assignment is never used: bob, who opened one
+    # with alice's, must not be told that nothing is left while his own keys are open.
     batch, keys = assigned_batch([alice, bob], n_keys=2, n_prefixes=3)
     alices = batch.assignments.get(annotator=alice).pk
     client = client_for(bob)
@@ -303,7 +303,7 @@ def test_next_key_of_an_assignment_that_is_not_yours_is_not_found(alice, bob):
 
 
 def test_opening_a_key_starts_nothing_until_the_first_edit(alice, carol):
-    # Issue 12, item 12: opening a key made it a "draft" in every count.
+    # Opening a key must not make it a "draft" in any count: the first edit does.
     batch, (key, other) = assigned_batch([alice], n_keys=2, n_prefixes=5)
     client = client_for(alice)
     state = client.get(f"/api/keys/{key.pk}/").json()["annotation"]
@@ -599,7 +599,7 @@ def test_opening_a_key_the_first_time_costs_a_fixed_number_of_queries(alice):
     few = _queries(client, "get", f"/api/keys/{small.pk}/")
     many = _queries(client, "get", f"/api/keys/{large.pk}/")
     # session, user (with its role), the key with its study, its prefixes, my annotation
-    # (none yet): opening a key writes nothing (issue 12, item 12)
+    # (none yet): opening a key writes nothing
     assert len(few) == len(many) == 5
     assert not any(sql.startswith(("INSERT", "UPDATE")) for sql in many), many
 

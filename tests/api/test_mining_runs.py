@@ -156,7 +156,7 @@ def test_an_unreachable_queue_is_a_503_and_the_run_is_marked_failed(carol):
     assert MiningRun.objects.get().status == "failed"
 
 
-# --- local files only inside the configured roots (issue 11, item 3) ------------------
+# --- local files only inside the configured roots -------------------------------------
 
 
 @pytest.fixture

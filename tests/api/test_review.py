@@ -1,4 +1,5 @@
-"""The curator's review API (issue 13): the queue, a key under review, the gold writes.
+"""The curator's review API (docs/annotation.md, "Review and gold"): the queue, a key
+under review, the gold writes.
 
 alice and bob annotate; cora is a curator (the ``curator`` group, not staff); carol is the
 admin, a curator too.

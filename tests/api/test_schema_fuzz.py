@@ -1,5 +1,5 @@
-"""The OpenAPI schema, fuzzed (DESIGN §9): whatever a client sends to any operation, the
-answer is no 5xx and is what the schema documents.
+"""The OpenAPI schema, fuzzed (docs/reliability.md): whatever a client sends to any
+operation, the answer is no 5xx and is what the schema documents.
 
 How. schemathesis reads the committed schema (frontend/src/api/openapi.yaml, the one the
 frontend's types come from; ``make check-schema`` keeps it current) and generates

@@ -1,5 +1,5 @@
-"""Every response carries the Content-Security-Policy (DESIGN §9): the API, the SPA's
-index, static files, the Django admin, error pages."""
+"""Every response carries the Content-Security-Policy (docs/reliability.md): the API, the
+SPA's index, static files, the Django admin, error pages."""
 
 from __future__ import annotations
 

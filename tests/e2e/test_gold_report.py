@@ -1,6 +1,6 @@
-"""Gold in the report and the annotator table (DESIGN §5): carol switches Figure 2 to the
-gold source, reads each annotator against gold, and opens the annotator table from the
-study page and downloads its CSV."""
+"""Gold in the report and the annotator table (docs/annotation.md, "Reports"): carol
+switches Figure 2 to the gold source, reads each annotator against gold, and opens the
+annotator table from the study page and downloads its CSV."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A study's guidelines end to end (issue 13): carol publishes them, alice must
-acknowledge them before her first key, then opens them again with `g`."""
+"""A study's guidelines end to end (docs/annotation.md, "Guidelines"): carol publishes
+them, alice must acknowledge them before her first key, then opens them again with `g`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Importing an export from the studies screen (issue 12 items 4 and 11): the new study is
-archived, out of every annotator's sight, unless carol makes it live; a taken name and a
-file that is no JSONL export are said in the form's words."""
+"""Importing an export from the studies screen (docs/data-format.md, "Import"): the new
+study is archived, out of every annotator's sight, unless carol makes it live; a taken
+name and a file that is no JSONL export are said in the form's words."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What the workspace says about a key itself: a key that barely fires, and numbers too
-small for a fixed number of decimals (issue #12, item 8)."""
+small for a fixed number of decimals."""
 
 from __future__ import annotations
 

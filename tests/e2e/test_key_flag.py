@@ -1,5 +1,5 @@
 """Flagging a key from the workspace, and the active time sent with the autosave, in a
-real browser (issue 13, items 5 and 7)."""
+real browser (docs/annotation.md, "The workspace": Flags, Active time)."""
 
 from __future__ import annotations
 

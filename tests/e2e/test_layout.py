@@ -1,8 +1,8 @@
-"""The key workspace at three widths: a wide screen, a laptop and a phone (issue #12, item 6).
+"""The key workspace at three widths: a wide screen, a laptop and a phone.
 
 Each test takes a screenshot under its tmp_path. With ``FFKV_SCREENSHOTS=<folder>`` the
 wide and the phone workspace are also written there, small (a 64-colour palette): the
-README's screenshots are made so, see its "Screenshots" paragraph.
+screenshots of README.md and docs/annotation.md ("The workspace") are made so.
 """
 
 from __future__ import annotations

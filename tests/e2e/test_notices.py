@@ -1,4 +1,4 @@
-"""A notice about a write shows beside the control that made it (issue #12, item 12)."""
+"""A notice about a write shows beside the control that made it."""
 
 from __future__ import annotations
 

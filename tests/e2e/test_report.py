@@ -1,5 +1,6 @@
-"""The report page (DESIGN §5): carol opens a small annotated study's report, sees
-Figure 2 and the agreement table, and downloads the chart; an annotator cannot."""
+"""The report page (docs/annotation.md, "Reports"): carol opens a small annotated study's
+report, sees Figure 2 and the agreement table, and downloads the chart; an annotator
+cannot."""
 
 from __future__ import annotations
 

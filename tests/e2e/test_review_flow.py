@@ -1,13 +1,14 @@
-"""The review flow of issue 13, end to end: alice and bob annotated a study's keys; carol
-(an admin) opens Review, the study's queue, the key they disagree on most (first in the
-queue), adopts alice's pattern, adopts one of bob's and edits it in the gold, and saves
-the gold with Ctrl+Enter. The gold in the database is what she made, and the report's
-gold source, empty before, now draws that key's layer from it.
+"""The review flow (docs/annotation.md, "Review and gold"), end to end: alice and bob
+annotated a study's keys; carol (an admin) opens Review, the study's queue, the key they
+disagree on most (first in the queue), adopts alice's pattern, adopts one of bob's and
+edits it in the gold, and saves the gold with Ctrl+Enter. The gold in the database is
+what she made, and the report's gold source, empty before, now draws that key's layer
+from it.
 
 With ``FFKV_SCREENSHOTS=<folder>`` the adjudication screen (a 1440×900 window, both
 patterns adopted, before saving) is written there as ``review-1440.png``: the whole page,
 since the annotators' patterns sit below the fold at 900 px; a 64-colour palette, as
-tests/e2e/test_layout.py writes the README's screenshots.
+tests/e2e/test_layout.py writes the workspace's screenshots.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The curator's review screens against the real review API (issue 13): the queue, the
+"""The curator's review screens against the real review API: the queue, the
 adjudication grid, adopting, editing, the note, the check mark and saving the gold."""
 
 import re

@@ -1,4 +1,4 @@
-"""The trigger token highlighted in place in the text as written (issue #12, item 5).
+"""The trigger token highlighted in place in the text as written.
 
 An uncased tokenizer (MiniLM) decodes "Marriage" as "marriage"; before the miner kept the
 trigger's character span the workspace showed "The Marriage marriage". Now it shows the

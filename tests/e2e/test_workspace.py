@@ -1,4 +1,4 @@
-"""The annotator's key workspace in a real Chromium (DESIGN §4.3, §9)."""
+"""The annotator's key workspace in a real Chromium (docs/annotation.md, "The workspace")."""
 
 from __future__ import annotations
 
@@ -103,8 +103,9 @@ def test_annotator_completes_a_key_with_the_keyboard_only(page, alice):
 
 
 def test_a_link_with_someone_elses_assignment_moves_on_in_your_own(page, alice, bob):
-    # Issue 12, item 9: bob opened a key with alice's assignment in the address and, on
-    # submitting, was told "nothing left" with his own keys open.
+    # A link that names someone else's assignment is never used: bob, with alice's
+    # assignment in the address, must not be told "nothing left" on submitting while his
+    # own keys are open.
     batch, keys = assigned_batch([alice, bob], n_keys=2, name="shared")
     alices = batch.assignments.get(annotator=alice).pk
     bobs = batch.assignments.get(annotator=bob).pk

@@ -1,9 +1,10 @@
-"""Backup and restore (issue 11, Operations), both routes into an empty database:
+"""Backup and restore (docs/operations.md, "Backup and restore"), both routes into an
+empty database:
 
 - a study exported (``manage.py export --format jsonl``) and imported
   (``manage.py import``) into an empty database gives the same report;
 - the database dumped with ``pg_dump -Fc`` and restored with ``pg_restore`` into an empty
-  database gives the same report (the README's "Backup and restore").
+  database gives the same report.
 
 The reports on the restored side are computed by ``manage.py report`` in a separate
 process whose DATABASE_URL names the restored database (ffkv_faults_restore by default:

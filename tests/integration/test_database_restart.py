@@ -1,5 +1,5 @@
-"""PostgreSQL restarted while annotators work (DESIGN §9): the app recovers, the client
-retries, nothing is lost.
+"""PostgreSQL restarted while annotators work (docs/reliability.md): the app recovers,
+the client retries, nothing is lost.
 
 A real gunicorn, started with ``config/gunicorn.conf.py``, serves the test database. A
 restart of PostgreSQL does two things to it, and each is done here for real:

@@ -1,6 +1,7 @@
-"""Redis stopped mid-run (issue 11, "Faults not yet tried"): the run resumes when Redis
-returns and ends done, with the same study as one uninterrupted pass. Never "mining"
-forever: what the broker lost with it is queued again by the workers' stale-run check.
+"""Redis stopped mid-run (docs/reliability.md, "Faults and attacks tried"): the run
+resumes when Redis returns and ends done, with the same study as one uninterrupted pass.
+Never "mining" forever: what the broker lost with it is queued again by the workers'
+stale-run check.
 
 One real worker process, three runs, one Redis stop each, at three moments:
 - while the first shard mines; Redis stays down until that shard is done and the stale

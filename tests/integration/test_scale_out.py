@@ -1,6 +1,7 @@
-"""Scale-out, as production runs it (issue 11): three worker processes on queue ``gpu``
-(``celery -A config worker -Q gpu --concurrency 1 -n wN@%h``), sharing one data folder as
-a shared volume would be, mine one 6-shard run at once against PostgreSQL and Redis.
+"""Scale-out, as production runs it (docs/operations.md, "Scale-out"): three worker
+processes on queue ``gpu`` (``celery -A config worker -Q gpu --concurrency 1 -n wN@%h``),
+sharing one data folder as a shared volume would be, mine one 6-shard run at once against
+PostgreSQL and Redis.
 
 The merged study equals a single pass exactly, each shard was mined once by one worker
 (so no shard file had two writers), and more than one worker took part."""

@@ -1,5 +1,6 @@
-"""A run's work folder belongs to that run alone (DESIGN §3.3): named by a random id
-stored on the run, described by a manifest, refused when it does not match."""
+"""A run's work folder belongs to that run alone (docs/mining.md, "Runs, shards and the
+merge"): named by a random id stored on the run, described by a manifest, refused when it
+does not match."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Mining reads local files only inside the configured roots (issue 11, item 3): the
-`mine` command refuses the rest with a clear error, and the worker checks again where
+"""Mining reads local files only inside the configured roots (docs/mining.md, "Corpora"):
+the `mine` command refuses the rest with a clear error, and the worker checks again where
 it opens the file, so a root narrowed or a symlink swapped after submission is caught."""
 
 from __future__ import annotations

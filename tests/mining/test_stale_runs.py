@@ -1,6 +1,7 @@
-"""The heartbeat (issue 11, "Redis stopped mid-run"): a run whose workers stopped giving
-signs of life has its work queued again, and fails with the reason after a few re-queues;
-it never stays "mining" forever. The clock is the ``now`` passed in, never the wall's."""
+"""The heartbeat (docs/mining.md, "Runs, shards and the merge"): a run whose workers
+stopped giving signs of life has its work queued again, and fails with the reason after a
+few re-queues; it never stays "mining" forever. The clock is the ``now`` passed in, never
+the wall's."""
 
 from __future__ import annotations
 

@@ -390,7 +390,7 @@ def test_an_export_job_with_the_queue_down_is_a_503_and_fails(hand_study, carol)
     assert ExportJob.objects.get().status == ExportJob.Status.FAILED
 
 
-# --- an import is archived unless made live (issue 12 items 4 and 11) --------------------
+# --- an import is archived unless made live -------------------------------------------
 
 
 def _import(carol, text: str, **fields):

@@ -1,7 +1,7 @@
-"""Exports: JSONL exactly as DESIGN §6's contract with every field of an annotation and a
-pattern; CSV and Parquet each a zip of two tables, labels (one row per prefix ×
-annotator) and patterns (one row per key × annotator × pattern), Parquet typed; streamed
-in chunks at a fixed cost in queries per chunk."""
+"""Exports: JSONL exactly as the v1 contract (docs/data-format.md) with every field of an
+annotation and a pattern; CSV and Parquet each a zip of two tables, labels (one row per
+prefix × annotator) and patterns (one row per key × annotator × pattern), Parquet typed;
+streamed in chunks at a fixed cost in queries per chunk."""
 
 from __future__ import annotations
 
@@ -68,10 +68,10 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
     assert len(lines) == 2
     first = lines[0]
     assert list(first) == ["schema", "study", "key", "prefixes", "annotations", "gold", "flags"]
-    assert first["gold"] is None  # additive (DESIGN §6): the key's gold annotation
+    assert first["gold"] is None  # additive: the key's gold annotation
     assert first["flags"] == []  # additive: the annotators' flags on the key
     assert first["schema"] == "ffkv.annotations/v1"
-    # The contract's fields, then the additive ones (DESIGN §6; see test_roundtrip_mined).
+    # The contract's fields, then the additive ones (see test_roundtrip_mined).
     assert first["study"] == {
         "name": "hand study",
         "model": "gpt2",
@@ -120,7 +120,7 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
     assert alice == {
         "annotator": "alice",
         "status": "submitted",
-        # Additive (DESIGN §6): everything the annotation holds.
+        # Additive: everything the annotation holds.
         "note": "=two patterns\nsee rank 3",
         "version": 7,
         "created_at": "2026-11-30T09:30:00.123456+00:00",
@@ -246,7 +246,7 @@ def test_parquet_holds_the_csvs_two_tables_typed(dated_study, tmp_path):
 def test_a_cut_sentences_next_token_is_null_in_jsonl_empty_in_csv_and_null_in_parquet(
     hand_study, tmp_path
 ):
-    # DESIGN §6: next_token is null where the sentence was cut (id -2, unknown), while the
+    # next_token is null where the sentence was cut (id -2, unknown), while the
     # end of a sentence keeps its "</s>" marker.
     TriggerPrefix.objects.filter(key__layer=1, rank=2).update(next_token=None, next_token_id=-2)
     TriggerPrefix.objects.filter(key__layer=1, rank=3).update(next_token="</s>", next_token_id=-1)

@@ -1,4 +1,4 @@
-"""A real worker process killed with -9 in the middle of writing an export (DESIGN §9):
+"""A real worker process killed with -9 in the middle of writing an export:
 no partial file is ever offered for download, the job ends failed with its reason once
 its heartbeat is stale, and the task, which the broker never saw finish, runs again on
 another worker and writes the whole file."""

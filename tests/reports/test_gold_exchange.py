@@ -1,8 +1,7 @@
-"""Gold annotations, check annotations, active time and guideline versions in the
-exports and back (issue 13 items 2, 5 and 8): the JSONL carries them as additive fields
-(DESIGN §6), the import validates them and gives them back column for column, an
-archived (hidden) imported study exports as it was imported, and the CSV and Parquet
-tables carry the same information."""
+"""Gold annotations, check annotations, active time and guideline versions in the exports
+and back: the JSONL carries them as additive fields (docs/data-format.md), the import
+validates them and gives them back column for column, an archived (hidden) imported study
+exports as it was imported, and the CSV and Parquet tables carry the same information."""
 
 from __future__ import annotations
 
@@ -167,8 +166,8 @@ def test_gold_checks_and_active_time_come_back_column_for_column(gold_study):
 
 
 def test_a_hidden_imported_study_with_gold_exports_as_it_was_imported(gold_study):
-    # Issue 13 item 8: export -> import (archived, out of every annotator's sight) ->
-    # export is the same file, byte for byte, but for the study's name.
+    # export -> import (archived, out of every annotator's sight) -> export is the same
+    # file, byte for byte, but for the study's name.
     original = export_text(gold_study)
     first = load(original, study_name="restored")
     assert first.study.archived

@@ -77,7 +77,7 @@ TOKEN_IDS = ("trigger_token_id", "next_token_id")
 
 
 def without_token_ids(lines: list[dict]) -> list[dict]:
-    """The lines as a file without the additive token ids (DESIGN §6) would have them."""
+    """The lines as a file without the additive token ids would have them."""
     for line in lines:
         for prefix in line["prefixes"]:
             for name in TOKEN_IDS:
@@ -88,7 +88,7 @@ def without_token_ids(lines: list[dict]) -> list[dict]:
 def test_a_null_next_token_round_trips_as_an_unknown_next_token(hand_study):
     # A file without token ids: the import can only tell a cut sentence from the rest.
     lines = without_token_ids(renamed(export_text(hand_study), "cut"))
-    lines[0]["prefixes"][0]["next_token"] = None  # a cut sentence (DESIGN §6)
+    lines[0]["prefixes"][0]["next_token"] = None  # a cut sentence: the next token is unknown
     lines[0]["prefixes"][1]["next_token"] = "</s>"  # the end of a sentence
     text = "\n".join(json.dumps(x) for x in lines) + "\n"
     study = load(text).study
@@ -283,7 +283,7 @@ CSV_EXPORT = "study,layer,index,rank\r\n" + "".join(f"s,1,{i},1\r\n" for i in ra
     ids=["csv", "zip", "parquet", "text"],
 )
 def test_a_file_that_is_not_jsonl_gets_one_error_that_says_so(db, body, why):
-    # Issue 12 item 11: a CSV gave 20 lines of "not valid JSON".
+    # A CSV must get one message, not 20 lines of "not valid JSON".
     before = _counts()
     with pytest.raises(ImportFileError) as info:
         study_import(file=io.BytesIO(body))
@@ -383,7 +383,7 @@ def test_an_inactive_annotator_takes_their_imported_work(hand_study):
     assert Annotation.objects.filter(key__study=again.study, annotator__username="zed").count() == 1
 
 
-# --- notes, versions and times (issue 12 item 1) ----------------------------------------
+# --- notes, versions and times ---------------------------------------------------------
 
 
 def test_notes_versions_and_times_come_back(hand_study):
@@ -458,7 +458,7 @@ def test_a_bad_note_version_or_time_names_its_field(hand_study, change, expected
     assert _counts() == before
 
 
-# --- archived unless live (issue 12 item 4) ---------------------------------------------
+# --- archived unless live ---------------------------------------------------------------
 
 
 def test_an_import_is_archived_without_assignments_unless_asked(hand_study):

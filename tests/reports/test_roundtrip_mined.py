@@ -1,8 +1,8 @@
-"""Backup and restore of a mined study (issue 11): the JSONL export carries, as additive
-fields (DESIGN §6), what the report reads and the miner wrote beyond the v1 contract —
+"""Backup and restore of a mined study: the JSONL export carries, as additive fields
+(docs/data-format.md), what the report reads and the miner wrote beyond the v1 contract —
 token ids, §4 over every key, the mining definitions, the study's shape, the keys'
-statistics and perturbation, the prefixes' suffixes — so that a mined study exported
-and imported under another name gives the same report, section by section.
+statistics and perturbation, the prefixes' suffixes — so that a mined study exported and
+imported under another name gives the same report, section by section.
 
 The additive fields are validated line by line, like the contract's own."""
 
@@ -87,10 +87,11 @@ def _annotate(study: Study) -> None:
 
 
 def _time_checks_and_gold(keys: list[Key]) -> None:
-    """Issue 13's columns: active time and guideline versions on the annotations, a
-    check annotation (cleo's, on the first key), and gold on the first two keys: one
-    submitted check key by cora with a pattern adopted from ann, a written one and one
-    adopted from ben whose source pattern is gone; one draft gold without a curator."""
+    """The study workflow's columns: active time and guideline versions on the
+    annotations, a check annotation (cleo's, on the first key), and gold on the first two
+    keys: one submitted check key by cora with a pattern adopted from ann, a written one
+    and one adopted from ben whose source pattern is gone; one draft gold without a
+    curator."""
     for n, annotation in enumerate(Annotation.objects.filter(key__in=keys).order_by("id")):
         Annotation.objects.filter(pk=annotation.pk).update(
             active_seconds=12.5 * n, guideline_version=None if n % 3 == 0 else 1 + n % 2
@@ -227,9 +228,9 @@ def test_a_mined_study_exported_and_imported_gives_the_same_report(mined_study):
     assert TriggerPrefix.objects.filter(key__study=restored, next_token_id=-2).exists()
     assert Annotation.objects.filter(key__study=restored, status="draft").count() == 1
 
-    # Every column of every annotation and pattern came back (issue 12 item 1): the
-    # note, the version, the created, updated and submitted times, and each pattern's
-    # description, kind, prefixes, place in the list and times. A column added to
+    # Every column of every annotation and pattern came back: the note, the version, the
+    # created, updated and submitted times, and each pattern's description, kind,
+    # prefixes, place in the list and times. A column added to
     # either model later is compared as well, so it cannot be left out of the export.
     before, after = study_rows(mined_study), study_rows(restored)
     assert after == before
@@ -237,9 +238,9 @@ def test_a_mined_study_exported_and_imported_gives_the_same_report(mined_study):
     assert sum(bool(row["note"]) for row in original) == 4
     assert {row["version"] for row in original} > {1}
     assert sum(len(row["patterns"]) for row in original) == 11
-    # Issue 13: the active time, guideline versions and check flag (above), and every
-    # column of the gold annotations and their patterns, an adopted one's source pattern
-    # the imported copy of ann's pattern.
+    # The active time, guideline versions and check flag (above), and every column of the
+    # gold annotations and their patterns, an adopted one's source pattern the imported
+    # copy of ann's pattern.
     assert {row["is_check"] for row in original} == {True, False}
     assert len({row["active_seconds"] for row in original}) == 8  # cleo: 0.0 as ann's first
     assert {row["guideline_version"] for row in original} == {None, 1, 2}

@@ -1,5 +1,5 @@
-"""The trigger's character span in the JSONL export and import (issue #12, item 5): an
-additive, optional pair of fields per prefix (DESIGN §6), validated on import."""
+"""The trigger's character span in the JSONL export and import: an additive, optional
+pair of fields per prefix (docs/data-format.md), validated on import."""
 
 from __future__ import annotations
 

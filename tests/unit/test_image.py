@@ -1,5 +1,5 @@
-"""The production image (DESIGN §9): no virtual environment, database, secrets or demo
-passwords in it, the SPA built inside it, and a non-root user.
+"""The production image (docs/operations.md): no virtual environment, database, secrets
+or demo passwords in it, the SPA built inside it, and a non-root user.
 
 No Docker engine runs here, so the build context is computed the way Docker computes it
 from ``.dockerignore``, and the Dockerfile is read instruction by instruction.

@@ -1,7 +1,7 @@
-"""Web processes stay light: loading the URLconf, the WSGI application and everything
-a mining-run request imports never loads torch, numba or transformers (issue 11, "The
-production image"). Those are the workers' business; a web process that imported them
-grew from about 90 to 330 MiB and started 1.8 s slower.
+"""Web processes stay light: loading the URLconf, the WSGI application and everything a
+mining-run request imports never loads torch, numba or transformers (docs/operations.md,
+"gunicorn"). Those are the workers' business; a web process that imported them grew from
+about 90 to 330 MiB and started 1.8 s slower.
 
 Each check runs in a fresh interpreter: this test process has long imported torch.
 """

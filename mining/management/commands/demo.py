@@ -40,8 +40,8 @@ DEMO_CORPUS = "builtin:wiki-vital"
 DEMO_STUDY = "demo: SmolLM2-135M on wiki-vital"
 DEMO_BATCH = "demo batch"
 # SmolLM2-135M mines about 550 tokens/s on 2 CPU cores; wiki-vital's first 3,000
-# sentences are about 91,000 of its tokens: under 3 minutes of mining, inside DESIGN
-# §7's 5 minutes with room for a slower machine.
+# sentences are about 91,000 of its tokens: under 3 minutes of mining, inside the
+# 5 minutes a fresh clone may take to serve its first page, with room for a slower machine.
 DEMO_SENTENCES = 3000
 DEMO_KEYS_PER_LAYER = 2  # 30 layers: 60 keys for alice and bob, as many as a session holds
 EXAMPLE_STUDY_FILE = settings.BASE_DIR / "fixtures" / "example-study.jsonl"

@@ -1,4 +1,4 @@
-"""`manage.py mine`: mine a model's FFN keys over a corpus into a new study (DESIGN §3.4).
+"""`manage.py mine`: mine a model's FFN keys over a corpus into a new study (docs/mining.md).
 
 Runs in this process by default (the same services the Celery tasks call, shard after
 shard); ``--async`` queues the run on the workers instead and follows its progress.

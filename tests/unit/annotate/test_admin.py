@@ -1,5 +1,5 @@
 """Django's own admin (/admin/): it may look at the annotation domain, never write around
-the services, and no page of it lists a whole table in a <select> (issue 11, item 8)."""
+the services, and no page of it lists a whole table in a <select>."""
 
 from __future__ import annotations
 

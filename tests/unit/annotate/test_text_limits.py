@@ -1,6 +1,6 @@
 """Free text has a ceiling at every layer: the API (a 400 naming the field), the services
 (a ``ServiceError`` for any other caller, imports included) and the database (a check
-constraint, for a write that goes around both) (issue 11, item 10)."""
+constraint, for a write that goes around both)."""
 
 from __future__ import annotations
 

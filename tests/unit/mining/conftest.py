@@ -196,9 +196,10 @@ def brute_force_topk(
     keep_k: int,
     distinct: bool = True,
 ) -> dict[tuple[int, int], list[tuple[float, int, int]]]:
-    """Apply DESIGN §3.2 literally: per key, each sentence's max over real positions
-    (earliest on ties), order coefficient desc then sentence asc, distinct prefixes for
-    causal models, first keep_k. Returns {(layer, key): [(value, sentence, position)]}."""
+    """Apply the rules of docs/science.md, "Trigger examples and prefixes", literally:
+    per key, each sentence's max over real positions (earliest on ties), order
+    coefficient desc then sentence asc, distinct prefixes for causal models, first
+    keep_k. Returns {(layer, key): [(value, sentence, position)]}."""
     out = {}
     n = len(store)
     for layer in range(loaded.n_layers):

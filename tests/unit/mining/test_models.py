@@ -304,11 +304,12 @@ def test_gpt2_definition_reads_as_documented():
     assert ranked_definition("gpt2", "pre")["bias"] == "mlp.c_fc bias included"
 
 
-def test_the_readme_table_is_the_one_the_definitions_give():
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_table_is_the_one_the_definitions_give():
+    # docs/science.md, "What is ranked, per family".
+    page = (REPO_ROOT / "docs" / "science.md").read_text(encoding="utf-8")
     start, end = "<!-- ranked-definitions:start -->\n", "<!-- ranked-definitions:end -->"
-    assert start in readme and end in readme
-    table = readme.split(start, 1)[1].split(end, 1)[0]
+    assert start in page and end in page
+    table = page.split(start, 1)[1].split(end, 1)[0]
     # Regenerate with: .venv/bin/python -c "from mining.core.models import
     # ranked_definitions_markdown as t; print(t(), end='')"
     assert table == ranked_definitions_markdown()

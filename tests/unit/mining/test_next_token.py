@@ -1,5 +1,5 @@
 """The next token of a trigger example: a real token, the end of the sentence, or unknown
-where the sentence was cut at ``max_tokens`` (DESIGN §3.2; null in the v1 contract)."""
+where the sentence was cut at ``max_tokens`` (null in the v1 contract)."""
 
 from __future__ import annotations
 

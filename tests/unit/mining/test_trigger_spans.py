@@ -1,4 +1,4 @@
-"""The trigger token's character span in the sentence as written (issue #12, item 5).
+"""The trigger token's character span in the sentence as written.
 
 A lowercasing tokenizer decodes "Marriage" as "marriage": the workspace highlights the
 trigger in place from its span, so the span must cover exactly the characters the token
