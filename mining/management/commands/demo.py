@@ -266,7 +266,9 @@ class Command(BaseCommand):
         out.write("")
 
     def _serve(self, port: int, run: MiningRun | None) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # TQDM_DISABLE: a worker logs each redraw of a progress bar (the model's load) as
+        # a line of its own; the run's progress is on the Mining page and alice's home.
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "1"}
         # Each child in a process group of its own, which this command stops: Ctrl-C
         # reaches this command alone, and a worker's pool process never outlives it.
         children = [
