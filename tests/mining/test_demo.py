@@ -2,6 +2,7 @@
 demo study's mining run, queued for the worker, naming alice and bob."""
 
 import json
+import signal
 from unittest import mock
 
 import pytest
@@ -44,6 +45,7 @@ def test_the_demo_study_is_one_run_that_names_alice_and_bob_and_its_guidelines(s
     assert run.study_name == demo.DEMO_STUDY and run.created_by.username == "carol"
     assert (run.params["model"], run.params["corpus"]) == (demo.DEMO_MODEL, demo.DEMO_CORPUS)
     assert (run.params["max_sentences"], run.params["keys_per_layer"]) == (40, 2)
+    assert run.params["checkpoint_every"] == demo.DEMO_CHECKPOINT_EVERY  # a stop loses little
     assert sorted(run.assign_to.values_list("username", flat=True)) == ["alice", "bob"]
     assert run.assign_batch == demo.DEMO_BATCH
     assert run.guidelines == demo.DEMO_GUIDELINES_FILE.read_text(encoding="utf-8")
@@ -84,6 +86,13 @@ def test_the_demo_serves_on_the_port_asked_for_with_a_worker_for_both_queues():
     web, worker = demo.demo_processes(8060)
     assert "gunicorn" in web and web[web.index("--bind") + 1] == "127.0.0.1:8060"
     assert "celery" in worker and worker[worker.index("-Q") + 1] == "celery,gpu"
+    # On Ctrl-C the worker is not left to finish its shard (minutes): SIGQUIT, then
+    # SIGKILL after a few seconds; the web server gets the usual SIGTERM.
+    child = mock.Mock()
+    child.args = worker
+    assert demo._stopping(child) == (signal.SIGQUIT, 5.0)
+    child.args = web
+    assert demo._stopping(child)[0] == signal.SIGTERM
 
 
 @pytest.mark.slow
