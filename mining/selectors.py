@@ -28,6 +28,20 @@ def mining_run_list() -> QuerySet[MiningRun]:
     )
 
 
+def mining_run_list_preparing_for(*, user: Any) -> QuerySet[MiningRun]:
+    """The runs under way whose study will be given to ``user`` (``MiningRun.assign_to``),
+    oldest first, with their progress: all an annotator may follow of mining, never
+    another run."""
+    named = MiningRun.assign_to.through.objects.filter(user_id=user.pk).values("miningrun_id")
+    finished = [MiningRun.Status.DONE, MiningRun.Status.FAILED, MiningRun.Status.CANCELLED]
+    return (
+        mining_run_list()
+        .filter(pk__in=named, cancel_requested=False)
+        .exclude(status__in=finished)
+        .order_by("created_at", "id")
+    )
+
+
 def mining_run_progress(*, run: MiningRun) -> dict[str, Any]:
     """Sentences and tokens done / total, tokens/s and ETA, as the run's page shows them."""
     row: Any = run if hasattr(run, "p_tokens") else mining_run_list().get(pk=run.pk)

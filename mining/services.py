@@ -12,7 +12,7 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +24,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.models import Study
+from annotate.permissions import ANNOTATOR_GROUP, user_is_annotator
+from annotate.services import assignment_create_with_overlap, batch_create, guideline_publish
 from mining.core.config import MineConfig
 from mining.core.errors import MiningError, MiningStopped
 
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
 
 STUDY_NAME_REQUIRED = "A study name is required."
 RUN_ACTIVE = "A mining run for study {name!r} is already under way."
+ASSIGN_NOT_ANNOTATOR = "{username!r} is not an active annotator: the study cannot be given to them."
+GUIDELINES_NEED_AUTHOR = "Guidelines for the new study need the run's creator as their author."
+ASSIGN_BATCH_DEFAULT = "all keys"
 CANCELLED = "Cancelled by {user}."
 STOPPED = "run {run} is {status}{cancelled}: {what} stopped"
 PERTURB_TOP_N = 50  # the paper's §3.2 uses each key's top-50 trigger prefixes
@@ -200,8 +205,14 @@ def mining_run_create(
     n_shards: int = 1,
     perturb: bool = False,
     created_by: Any = None,
+    assign_to: Sequence[Any] = (),
+    assign_batch: str = "",
+    guidelines: str = "",
 ) -> MiningRun:
-    """Record a run after the checks that need no model (the rest come in prepare)."""
+    """Record a run after the checks that need no model (the rest come in prepare).
+
+    ``assign_to`` (active annotators), ``assign_batch`` and ``guidelines``: what the
+    study's load hands over (``mining_run_hand_over``)."""
     study_name = study_name.strip()
     if not study_name:
         raise MiningError(STUDY_NAME_REQUIRED)
@@ -221,7 +232,49 @@ def mining_run_create(
         params["key_list"] = [list(pair) for pair in params["key_list"]]
     params["n_shards"] = n_shards
     params["perturb"] = perturb
-    return MiningRun.objects.create(study_name=study_name, params=params, created_by=created_by)
+    annotators = list(assign_to)
+    for user in annotators:
+        if not user_is_annotator(user):
+            raise MiningError(ASSIGN_NOT_ANNOTATOR.format(username=user.get_username()))
+    if guidelines.strip() and created_by is None:
+        raise MiningError(GUIDELINES_NEED_AUTHOR)
+    run = MiningRun.objects.create(
+        study_name=study_name,
+        params=params,
+        created_by=created_by,
+        assign_batch=assign_batch.strip()[:200] if annotators else "",
+        guidelines=guidelines if guidelines.strip() else "",
+    )
+    run.assign_to.set(annotators)
+    return run
+
+
+def mining_run_hand_over(*, run: MiningRun, study: Study) -> None:
+    """What the run's creator asked for once the study is there: its keys for the
+    run's annotators, and its first guidelines. Called inside the load's transaction, so
+    that the run is done exactly when the annotators hold their keys, once.
+
+    One batch of all the study's keys, given whole to each annotator named on the run
+    who is still an active annotator (overlap = their number: every key seen by all of
+    them, as the paper's agreement needs); the others are skipped, not refused, so that
+    an account closed while the run mined costs no mining."""
+    annotators = list(
+        run.assign_to.filter(is_active=True, groups__name=ANNOTATOR_GROUP).order_by("pk")
+    )
+    if run.guidelines and run.created_by is not None:
+        guideline_publish(study=study, text=run.guidelines, author=run.created_by)
+    if not annotators:
+        return
+    keys = list(study.keys.order_by("layer", "index"))
+    if not keys:
+        return
+    batch = batch_create(
+        study=study,
+        name=run.assign_batch or ASSIGN_BATCH_DEFAULT,
+        keys=keys,
+        created_by=run.created_by,
+    )
+    assignment_create_with_overlap(batch=batch, annotators=annotators, overlap=len(annotators))
 
 
 def mining_run_prepare(*, run: MiningRun) -> list[MiningShard]:
@@ -504,6 +557,7 @@ def mining_run_merge(*, run: MiningRun) -> Study:
             value_agreement=agreement,
             definitions=mining_definitions(loaded, config),
         )
+        mining_run_hand_over(run=run, study=study)
         MiningRun.objects.filter(pk=run.pk).update(
             status=MiningRun.Status.DONE, finished_at=timezone.now()
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -125,6 +125,17 @@ def merge_run(self, run_id: int) -> None:
         raise self.retry(exc=exc, countdown=RETRY_DELAY_S) from exc
 
 
+def send_run_work(*, run_id: int, status: str, shard_ids: Sequence[int] = ()) -> None:
+    """Queue again what a run in ``status`` waits for: its prepare, the shards not done
+    yet, or its merge. Safe to send twice (each task checks the run's state first)."""
+    if status in (MiningRun.Status.QUEUED, MiningRun.Status.PREPARING):
+        prepare_run.delay(run_id)
+    elif status == MiningRun.Status.MERGING:
+        merge_run.delay(run_id)
+    for shard_id in shard_ids:
+        mine_shard.delay(shard_id)
+
+
 def requeue_stale_runs(*, now: datetime | None = None) -> list[int]:
     """Send the work of stale runs again (see services.mining_run_claim_stale); returns
     the ids of the runs sent. A broker that is down leaves the claim in place: the run is
@@ -132,12 +143,7 @@ def requeue_stale_runs(*, now: datetime | None = None) -> list[int]:
     sent = []
     for stale in services.mining_run_claim_stale(now=now):
         try:
-            if stale.status == MiningRun.Status.PREPARING:
-                prepare_run.delay(stale.run_id)
-            elif stale.status == MiningRun.Status.MERGING:
-                merge_run.delay(stale.run_id)
-            for shard_id in stale.shard_ids:
-                mine_shard.delay(shard_id)
+            send_run_work(run_id=stale.run_id, status=stale.status, shard_ids=stale.shard_ids)
         except KombuOperationalError:
             logger.warning("run %s is stale and the broker is unavailable", stale.run_id)
             continue

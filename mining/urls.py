@@ -3,6 +3,7 @@ from django.urls import path
 from . import apis
 
 urlpatterns = [
+    path("preparing/", apis.PreparingListApi.as_view(), name="preparing-list"),
     path("admin/mining-runs/", apis.MiningRunListCreateApi.as_view(), name="mining-run-list"),
     path(
         "admin/mining-runs/<int:run_id>/",

@@ -1,12 +1,18 @@
-"""`make demo`'s set-up step: accounts made once, printed, reused on the next run."""
+"""`make demo`'s set-up step: accounts made once, printed, reused on the next run; the
+demo study's mining run, queued for the worker, naming alice and bob."""
 
 import json
+import signal
+from unittest import mock
 
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
+from annotate.models import Study
 from annotate.permissions import user_is_annotator
+from mining.management.commands import demo
+from mining.models import MiningRun, MiningShard
 
 pytestmark = pytest.mark.django_db
 
@@ -31,12 +37,70 @@ def test_demo_setup_creates_the_accounts_and_is_idempotent(settings, tmp_path, c
     assert authenticate(username="bob", password=accounts["bob"]) is not None
 
 
+def test_the_demo_study_is_one_run_that_names_alice_and_bob_and_its_guidelines(settings, tmp_path):
+    settings.DATA_DIR = tmp_path
+    call_command("demo", setup_only=True, no_mine=True)
+    run = demo.demo_run_ensure(sentences=40)
+    assert run is not None and run.status == MiningRun.Status.QUEUED
+    assert run.study_name == demo.DEMO_STUDY and run.created_by.username == "carol"
+    assert (run.params["model"], run.params["corpus"]) == (demo.DEMO_MODEL, demo.DEMO_CORPUS)
+    assert (run.params["max_sentences"], run.params["keys_per_layer"]) == (40, 2)
+    assert run.params["checkpoint_every"] == demo.DEMO_CHECKPOINT_EVERY  # a stop loses little
+    assert sorted(run.assign_to.values_list("username", flat=True)) == ["alice", "bob"]
+    assert run.assign_batch == demo.DEMO_BATCH
+    assert run.guidelines == demo.DEMO_GUIDELINES_FILE.read_text(encoding="utf-8")
+
+    # A second start while it is under way (or after a stop) finds the same run.
+    assert demo.demo_run_ensure(sentences=40) == run
+    MiningRun.objects.filter(pk=run.pk).update(status=MiningRun.Status.MINING)
+    assert demo.demo_run_ensure(sentences=40) == run
+    assert MiningRun.objects.count() == 1
+    # Once its study is there, nothing is mined again.
+    study = Study.objects.create(name=demo.DEMO_STUDY, model_name="m", corpus="c")
+    MiningRun.objects.filter(pk=run.pk).update(status=MiningRun.Status.DONE, study=study)
+    assert demo.demo_run_ensure(sentences=40) is None
+    assert MiningRun.objects.count() == 1
+
+
+def test_a_demo_stopped_while_mining_sends_the_shards_not_done_again(settings, tmp_path):
+    settings.DATA_DIR = tmp_path
+    call_command("demo", setup_only=True, no_mine=True)
+    run = demo.demo_run_ensure(sentences=40)
+    MiningRun.objects.filter(pk=run.pk).update(status=MiningRun.Status.MINING)
+    run.refresh_from_db()
+    done = MiningShard.objects.create(run=run, index=0, start=0, end=20, status="done")
+    pending = MiningShard.objects.create(run=run, index=1, start=20, end=40, status="running")
+    with (
+        mock.patch("mining.tasks.prepare_run.delay") as prepare,
+        mock.patch("mining.tasks.mine_shard.delay") as shard,
+        mock.patch("mining.tasks.merge_run.delay") as merge,
+    ):
+        demo.Command()._send(run)
+    prepare.assert_not_called()
+    merge.assert_not_called()
+    shard.assert_called_once_with(pending.pk)
+    assert done.pk != pending.pk
+
+
+def test_the_demo_serves_on_the_port_asked_for_with_a_worker_for_both_queues():
+    web, worker = demo.demo_processes(8060)
+    assert "gunicorn" in web and web[web.index("--bind") + 1] == "127.0.0.1:8060"
+    assert "celery" in worker and worker[worker.index("-Q") + 1] == "celery,gpu"
+    # On Ctrl-C the worker is not left to finish its shard (minutes): SIGQUIT, then
+    # SIGKILL after a few seconds; the web server gets the usual SIGTERM.
+    child = mock.Mock()
+    child.args = worker
+    assert demo._stopping(child) == (signal.SIGQUIT, 5.0)
+    child.args = web
+    assert demo._stopping(child)[0] == signal.SIGTERM
+
+
 @pytest.mark.slow
 def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, tmp_path):
-    from annotate.models import Assignment, Study
+    from annotate.models import Assignment
 
     settings.DATA_DIR = tmp_path
-    call_command("demo", setup_only=True, sentences=120)
+    call_command("demo", setup_only=True, sentences=120)  # mined in this process
     study = Study.objects.get(name="demo: SmolLM2-135M on wiki-vital")
     assert (study.model_name, study.n_layers, study.d_ff, study.is_causal) == (
         "builtin:smollm2-135m",
@@ -73,5 +137,6 @@ def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, t
 
     call_command("demo", setup_only=True, sentences=120)  # idempotent: nothing mined again
     assert Study.objects.count() == 2
+    assert MiningRun.objects.count() == 1
     assert Assignment.objects.filter(batch__study=study).count() == 2
     assert study.guidelines.count() == 1

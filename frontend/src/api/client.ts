@@ -247,6 +247,7 @@ export const api = {
   setPassword: (uid: string, token: string, password: string) =>
     call(client.POST('/api/auth/set-password/', { body: { uid, token, password } })),
   assignments: () => call(client.GET('/api/assignments/')),
+  preparing: () => call(client.GET('/api/preparing/')),
   /** One page of an assignment's keys (`limit` at most 1000); `count` is the whole's. */
   assignmentKeys: (assignmentId: number, offset = 0, limit = 100) =>
     call(

@@ -648,6 +648,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/preparing/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The studies being mined that will be given to the signed-in annotator once they
+         *     are loaded (a mining run's ``assign_to``); empty when none.
+         */
+        get: operations["preparing_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/review/keys/{key_id}/": {
         parameters: {
             query?: never;
@@ -1671,6 +1691,8 @@ export interface components {
             shards: number;
             /** @default false */
             perturb: boolean;
+            /** @description Usernames of active annotators who get every key of the study once it is loaded (one batch, overlap = their number), and may follow the run meanwhile. */
+            assign_to?: string[];
         };
         /**
          * @description * `queued` - queued
@@ -1760,6 +1782,25 @@ export interface components {
         PrefixLabel: {
             rank: number;
             label: components["schemas"]["LabelEnum"];
+        };
+        PreparingProgress: {
+            sentences_done: number;
+            sentences_total: number;
+            tokens_done: number;
+            tokens_total: number;
+            /** Format: double */
+            eta_seconds: number | null;
+        };
+        /**
+         * @description A study being mined for the annotator: its name and how far along, nothing of the
+         *     run's set-up (model, corpus, parameters, who else will work on it).
+         */
+        PreparingStudy: {
+            /** @description The mining run's id. */
+            id: number;
+            study_name: string;
+            status: components["schemas"]["MiningRunStatusEnum"];
+            readonly progress: components["schemas"]["PreparingProgress"];
         };
         ProgressCounts: {
             /** @description (annotator, key) pairs assigned. */
@@ -4435,6 +4476,33 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    preparing_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreparingStudy"][];
+                };
+            };
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -48,6 +48,7 @@ export type BatchKeyStatus = Schemas['BatchKeyAnnotator']['status'];
 export type MiningRun = Schemas['MiningRun'];
 export type MiningRunStatus = Schemas['MiningRunStatusEnum'];
 export type MiningRunCreateRequest = Schemas['MiningRunCreateRequest'];
+export type PreparingStudy = Schemas['PreparingStudy'];
 export type StudyReport = Schemas['StudyReport'];
 export type ReportFigure2Row = Schemas['ReportFigure2Row'];
 export type ReportFigure2Block = Schemas['ReportFigure2Block'];

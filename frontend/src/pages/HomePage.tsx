@@ -8,6 +8,8 @@ import { errorMessage } from '../api/errorMessage';
 import { useAuth } from '../auth/AuthContext';
 import { AssignmentTable } from '../components/AssignmentTable';
 import { Loading } from '../components/Loading';
+import { PreparingNotice } from '../preparing/PreparingNotice';
+import { usePreparing } from '../preparing/usePreparing';
 
 /** The annotator's home: their own assignments and how far along each one is. */
 export function HomePage() {
@@ -35,6 +37,9 @@ function AssignmentsSection() {
   const { refresh, user } = useAuth();
   const query = useQuery({ queryKey: ['assignments'], queryFn: () => api.assignments() });
   const { error } = query;
+  // Studies being mined for this annotator: shown instead of an empty list.
+  const preparing = usePreparing();
+  const waiting = preparing.isPending || (preparing.data?.length ?? 0) > 0;
 
   // A 403 here usually means the session ended; re-asking who is signed in sends an
   // expired session back to /login.
@@ -61,7 +66,8 @@ function AssignmentsSection() {
           </button>
         </div>
       )}
-      {query.isSuccess && query.data.length === 0 && (
+      <PreparingNotice runs={preparing.data ?? []} />
+      {query.isSuccess && query.data.length === 0 && !waiting && (
         <div className="card empty" data-testid="assignments-empty">
           <p>{t('home.empty')}</p>
           <p className="muted">{t('home.emptyHint')}</p>
