@@ -26,7 +26,7 @@ CITATIONS = (
     # The specification by name: "<SPEC> §3.2", "<SPEC>.md", "<SPEC>: 64", "where <SPEC>
     # is silent". The word in capitals is used for nothing else in the repository.
     re.compile(r"\b" + SPEC + r"\b"),
-    # An issue by number: "issue 12", "issue #12", "Issue 13's", "issues 11 and 12".
+    # An issue by number: the word "issue" or "issues", an optional "#", then digits.
     re.compile(r"\bissues?\s*#?\s*[0-9]+", re.IGNORECASE),
 )
 # Folders whose files are not the project's own text.
@@ -62,10 +62,10 @@ def tracked_files() -> list[str]:
         f"See {SPEC} §3.2 for the order.",
         f"the specification is ../shared/{SPEC}.md",
         f"keep_k: int = 64  # ({SPEC}: 64)",
-        "after " + "issue 12, the first edit creates the draft",
-        "(" + "issue #12, item 5)",
+        "after issue" + " 12, the first edit creates the draft",
+        "(issue" + " #12, item 5)",
         "Issue" + " 13's columns",
-        "the code before " + "issues 11 and 12",
+        "the code before issues" + " 11 and 12",
     ],
 )
 def test_a_citation_of_an_outside_text_is_found(line):
