@@ -1,6 +1,6 @@
 """Django's admin for the annotation domain (/admin/; the app's own screens are /manage).
 
-Two rules (issue 11, item 8):
+Two rules:
 
 - Annotations, their patterns and the audit trail are read-only here, for everyone,
   superusers included: their writes go through ``annotate.services``, which check the

@@ -217,7 +217,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
     if isinstance(exc, DatabaseError):
-        # PostgreSQL restarted under us (DESIGN §9): the client retries; nothing is lost
+        # PostgreSQL restarted under us (docs/reliability.md, "What is guaranteed"): the
+        # client retries; nothing is lost
         # because every multi-row write runs in a transaction.
         logger.warning("database error answered with 503: %s", exc)
         return error_response(

@@ -33,7 +33,8 @@ class RoleModelBackend(ModelBackend):
     "is a curator?".
 
     Every annotator request asks it (``IsAnnotator``); read with the user's row it costs
-    no query of its own (DESIGN §8: the annotation API's budget).
+    no query of its own (the annotation API's budget: docs/benchmarks.md, "Latest
+    figures").
     """
 
     def get_user(self, user_id: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Writes of the gold annotations: a curator's annotation of a key (issue 13).
+"""Writes of the gold annotations: a curator's annotation of a key
+(docs/annotation.md, "Review and gold").
 
 The same rules as an annotator's writes (``annotate.services``): a pattern covers at least
 3 distinct prefixes of the key, has a description and a kind; every write names the

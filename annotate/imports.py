@@ -1,5 +1,5 @@
-"""The write of an import (DESIGN §6): a validated file's keys, prefixes, annotations and
-patterns into a new study, in one transaction.
+"""The write of an import (docs/data-format.md, "Import"): a validated file's keys,
+prefixes, annotations and patterns into a new study, in one transaction.
 
 ``reports.imports`` reads and validates the file line by line; this service owns the
 write, so that an import obeys the rules of every other write of annotations: work is
@@ -57,7 +57,8 @@ IMPORT_BATCH_NAME = "imported"
 NEXT_TOKEN_ID_NONE = -1
 NEXT_TOKEN_UNKNOWN = -2
 TRIGGER_TOKEN_ID_NONE = -1  # a file without token ids
-# A key's additive fields (DESIGN §6) that an import writes as the file gives them.
+# A key's additive fields (docs/data-format.md, "Additive fields") that an import writes
+# as the file gives them.
 KEY_ADDITIVE = (
     "value_top_token_ids",
     "density",
@@ -107,8 +108,8 @@ class ImportFileError(ServiceError):
 @dataclass(frozen=True)
 class ImportedStudy:
     """The study's header (the file's ``study`` object, and the name it takes). The
-    fields after ``d_ff`` are additive (DESIGN §6): a file without them gets these
-    defaults, those of a study that was not mined here."""
+    fields after ``d_ff`` are additive (docs/data-format.md, "Additive fields"): a file
+    without them gets these defaults, those of a study that was not mined here."""
 
     name: str
     model: str
@@ -221,8 +222,9 @@ def _refused_new_names(new: set[str], first_seen: Mapping[str, tuple[int, str]])
 
 
 def _suffix(prefix: dict[str, Any]) -> str:
-    # Additive (DESIGN §6): where the file has none, the rest of the sentence after the
-    # prefix, where the prefix is the sentence's start (always so for causal models).
+    # Additive (docs/data-format.md, "Additive fields"): where the file has none, the rest
+    # of the sentence after the prefix, where the prefix is the sentence's start (always so
+    # for causal models).
     if "suffix" in prefix:
         return str(prefix["suffix"])
     sentence, text = prefix["sentence"], prefix["text"]
@@ -288,7 +290,7 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
                 layer=r["key"]["layer"],
                 index=r["key"]["index"],
                 value_top_tokens=r["key"]["value_top_tokens"],
-                # Additive fields (DESIGN §6): the model's defaults where the file has none.
+                # Additive fields: the model's defaults where the file has none.
                 **{name: r["key"][name] for name in KEY_ADDITIVE if name in r["key"]},
             )
             for r in records

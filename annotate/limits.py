@@ -1,5 +1,6 @@
 """Bounds on what a write may carry, shared by the services, the API and the import, so
-that a huge value is a clear 400 and not a slow write (DESIGN §9)."""
+that a huge value is a clear 400 and not a slow write (docs/reliability.md, "Headers and
+limits")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The domain: studies, keys, trigger prefixes, batches, assignments, annotations.
 
-Layers are stored numbered from 1, as in the paper and in every interface (DESIGN §6);
+Layers are stored numbered from 1, as in the paper and in every interface
+(docs/data-format.md, "JSONL v1");
 ranks of trigger prefixes from 1.
 """
 
@@ -14,7 +15,8 @@ from django.utils import timezone
 
 from .limits import MAX_DESCRIPTION, MAX_NOTE
 
-# Ceilings on the free text that annotators write (DESIGN §9): the API answers 400 above
+# Ceilings on the free text that annotators write (docs/reliability.md, "Headers and
+# limits"): the API answers 400 above
 # them, the services refuse them, and a check constraint keeps them in the database.
 NOTE_MAX_LENGTH = MAX_NOTE
 PATTERN_DESCRIPTION_MAX_LENGTH = MAX_DESCRIPTION
@@ -34,7 +36,7 @@ class Study(models.Model):
     vocab_size = models.PositiveIntegerField(
         default=0, help_text="|V| of the output embedding: the §4 random baseline is 1/|V|."
     )
-    # Off by default: the value's top tokens can bias annotators (DESIGN §4.3).
+    # Off by default: the value's top tokens can bias annotators.
     show_value_tokens = models.BooleanField(default=False)
     # §4 over every key of every layer, counted in the mining pass (the paper's authors
     # computed it over all keys, not the sampled ones): per-layer match counts, see
@@ -45,7 +47,7 @@ class Study(models.Model):
     mining_definitions = models.JSONField(default=dict, blank=True)
     # Read-only: its keys and annotations are kept for the reports and exports, but no
     # annotator sees them or can write to them, and no batch or assignment can be added.
-    # An import makes one unless asked to make a live study (DESIGN §6).
+    # An import makes one unless asked to make a live study (docs/data-format.md, "Import").
     archived = models.BooleanField(default=False)
     # Share of the regular keys given to an annotator that each bring one check key (a
     # gold key marked as a check) into their assignment, drawn deterministically per
@@ -80,7 +82,8 @@ class Key(models.Model):
     max_coefficient = models.FloatField(default=0.0)
     mean_coefficient = models.FloatField(default=0.0)
     histogram = models.JSONField(default=dict, blank=True)
-    # [[token, probability], ...]: top tokens of softmax(v_i · E) (DESIGN §1, §4).
+    # [[token, probability], ...]: top tokens of softmax(v_i · E) (docs/science.md, "Keys,
+    # values and the memory coefficient").
     value_top_tokens = models.JSONField(default=list, blank=True)
     value_top_token_ids = models.JSONField(default=list, blank=True)
     # §3.2 / Figure 3: mean relative change of m_i when the first / last / a random token
@@ -100,7 +103,7 @@ class Key(models.Model):
 
 
 class TriggerPrefix(models.Model):
-    """One of a key's top-k trigger examples (DESIGN §3.2)."""
+    """One of a key's top-k trigger examples (docs/science.md, "Trigger examples and prefixes")."""
 
     key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="prefixes")
     rank = models.PositiveIntegerField(help_text="From 1.")
@@ -246,7 +249,7 @@ class Annotation(models.Model):
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     note = models.TextField(blank=True, max_length=NOTE_MAX_LENGTH)
-    # Optimistic concurrency: every save names the version it read (DESIGN §4.2).
+    # Optimistic concurrency: every save names the version it read; a stale one is refused.
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -363,8 +366,9 @@ class AnnotationEvent(models.Model):
 class GoldAnnotation(models.Model):
     """The curated annotation of a key: built by a curator from the annotators' patterns.
 
-    Annotators never see it (DESIGN §4.1). Its patterns follow the same rules as an
-    annotator's (3-prefix rule, prefixes of the key); the labels are derived from them.
+    Annotators never see it (docs/reliability.md, "What is guaranteed": blindness). Its
+    patterns follow the same rules as an annotator's (3-prefix rule, prefixes of the key);
+    the labels are derived from them.
     """
 
     class Status(models.TextChoices):

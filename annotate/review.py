@@ -1,5 +1,5 @@
 """Reads of the curator's review: the studies, the queue of keys ready for review, a key
-with every annotator's work and its gold annotation (issue 13).
+with every annotator's work and its gold annotation (docs/annotation.md, "Review and gold").
 
 The queue's disagreement and Krippendorff's α are computed for every key of the queue at
 once, with numpy over an [annotations, ranks] array of label codes: a fixed number of

@@ -58,7 +58,7 @@ LABELS = (LABEL_SHALLOW, LABEL_SEMANTIC, LABEL_SHALLOW_SEMANTIC, LABEL_NOT_COVER
 
 
 def label_for_kinds(kinds: Iterable[str]) -> str:
-    """A prefix's label from the kinds of the patterns that cover it (DESIGN §1).
+    """A prefix's label from the kinds of the patterns that cover it (docs/science.md, "Labels").
 
     Covered by a shallow+semantic pattern, or by both a shallow and a semantic pattern:
     shallow+semantic. Covered by none: not-covered.
@@ -210,7 +210,7 @@ def annotation_view(
 
 
 # The status of an annotation nobody has started: the key was opened, maybe, but nothing
-# was written, so there is no row, and it counts as not started everywhere (issue 12).
+# was written, so there is no row, and it counts as not started everywhere.
 ANNOTATION_NEW = "new"
 # Where an annotator stands on a key: nothing written yet, a draft, or submitted (the
 # API's one enum for it, KeyWorkStatusEnum).
@@ -487,7 +487,7 @@ def key_detail_for_annotator(
     user's assignments, whether or not it exists. Two queries.
 
     Plain dicts rather than model instances: this is the annotator's most frequent read
-    (DESIGN §8 budgets it), and 25 prefixes through model instances and DRF fields cost
+    (docs/benchmarks.md budgets it), and 25 prefixes through model instances and DRF fields cost
     more CPU than the two queries themselves.
     """
     # One flag per annotator and key (a unique constraint): both are scalar.

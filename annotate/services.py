@@ -2,9 +2,10 @@
 
 Every service is keyword-only, runs in one transaction, and every service that changes
 an annotation or its patterns leaves an ``AnnotationEvent`` with the state before and
-after (DESIGN §9: no annotation is ever lost, and every change can be traced).
+after: no annotation is ever lost, and every change can be traced (docs/reliability.md,
+"What is guaranteed").
 
-Optimistic concurrency (DESIGN §4.2): every write names the annotation ``version`` it
+Optimistic concurrency: every write names the annotation ``version`` it
 read; a write made from a stale version raises ``StaleVersion`` (the API answers 409 with
 the current state) and changes nothing. Each successful write bumps the version by one.
 """
@@ -673,9 +674,9 @@ def annotator_deactivate_and_reassign(
     annotated) is skipped, since one person cannot be two of a key's N annotators.
 
     By default the draft of a moved key stays with its author, for the record, and the new
-    annotator starts blank: annotators are blind to each other's work (DESIGN §4.1), and
-    handing a draft over by default showed the new person the old one's patterns
-    (issue 11, item 9). With ``transfer_drafts`` the draft goes along instead, so nothing
+    annotator starts blank: annotators are blind to each other's work, and
+    handing a draft over by default showed the new person the old one's patterns.
+    With ``transfer_drafts`` the draft goes along instead, so nothing
     is redone; its audit trail records the hand-over (action ``reassign``).
 
     ``reassign_to`` may be None only for an annotator with no unfinished key (one who

@@ -8,5 +8,6 @@ class ExportJobAdmin(admin.ModelAdmin):
     list_display = ["id", "study", "format", "status", "progress", "created_by", "created_at"]
     list_filter = ["status", "format"]
     list_select_related = ["study", "created_by"]
-    # Raw ids, not a <select> of every study and user (issue 11, item 8).
+    # Raw ids, not a <select> of every study and user: a <select> would load every row
+    # into one page.
     raw_id_fields = ["study", "created_by"]

@@ -1,6 +1,6 @@
-"""The reports API, admins only (annotators never see reports, DESIGN §4.1): the report of
-a study (JSON and CSV), exports (streamed, or as a background job with progress) and the
-upload of a JSONL file into a new study."""
+"""The reports API, admins only (annotators never see reports: docs/annotation.md,
+"Reports"): the report of a study (JSON and CSV), exports (streamed, or as a background
+job with progress) and the upload of a JSONL file into a new study."""
 
 from __future__ import annotations
 

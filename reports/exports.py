@@ -1,4 +1,4 @@
-"""Export files of a study (DESIGN §6): JSONL (the contract), CSV and Parquet (each a zip
+"""Export files of a study (docs/data-format.md): JSONL (the contract), CSV and Parquet (each a zip
 of three tables: the prefixes' labels, the annotations' patterns, a key's gold
 annotation among them as rows with ``gold`` true, and the annotators' flags on keys),
 streamed chunk by chunk, and ``export_to_file``, which never leaves a partial file under
@@ -110,7 +110,8 @@ def export_filename(*, study: Study, fmt: str) -> str:
 
 def _study_header(study: Study) -> dict[str, Any]:
     """The line's ``study``: the v1 contract's five fields, then the additive ones
-    (DESIGN §6) that the report reads and a mined study cannot be given back without."""
+    (docs/data-format.md, "Additive fields") that the report reads and a mined study
+    cannot be given back without."""
     return {
         "name": study.name,
         "model": study.model_name,
@@ -148,8 +149,9 @@ def export_jsonl(
     chunk_size: int = 500,
     progress: ProgressCallback | None = None,
 ) -> Iterator[str]:
-    """DESIGN §6's JSONL: one line per key, in (layer, index) order; yields one string per
-    chunk of keys so that a streamed response holds one chunk at a time.
+    """The JSONL v1 (docs/data-format.md, "JSONL v1"): one line per key, in (layer,
+    index) order; yields one string per chunk of keys so that a streamed response holds
+    one chunk at a time.
 
     Beside the v1 contract every line carries additive fields, so that an import gives
     back the study's report exactly (``reports.imports`` validates and keeps them): the

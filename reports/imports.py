@@ -1,13 +1,14 @@
-"""Import DESIGN §6's JSONL into a new study: validate every line, then write in one go.
+"""Import the JSONL v1 (docs/data-format.md, "Import") into a new study: validate every
+line, then write in one go.
 
 Two passes over the file: the first validates every line (and stops collecting after
 ``MAX_ERRORS`` errors); only a file without errors is read a second time and written, in
 one transaction. So a bad line anywhere means nothing is written, and memory holds one
 chunk of keys at a time, not the file.
 
-Additive fields (DESIGN §6: v1 stays v1; the import validates and keeps each one), as
-``reports.exports`` writes them, so that a mined study exported and imported gives the
-same report:
+Additive fields (docs/data-format.md, "Additive fields": v1 stays v1; the import
+validates and keeps each one), as ``reports.exports`` writes them, so that a mined study
+exported and imported gives the same report:
 
 - ``study``: ``n_layers``, ``d_ff``, ``vocab_size`` (integers, 0: not known; every key's
   layer at most n_layers and index below d_ff), ``is_causal``, ``show_value_tokens``
@@ -65,7 +66,7 @@ prefix_ranks ascending; a pattern's description without surrounding spaces; inte
 given for float fields (coefficient, density, histogram edges, perturbation) come back
 as floats; additive fields that x lacks come out with the values the import gave them; times come
 out in UTC (``+00:00``).
-A null next_token (the sentence was cut, DESIGN §6) stays null.
+A null next_token (the sentence was cut: docs/data-format.md, "JSONL v1") stays null.
 
 The study object is the same on every line: a line whose study is written as the last
 valid one's is not checked again (its §4 counts are the largest part of it).
@@ -174,7 +175,7 @@ ANNOTATOR_INVALID = "is not a valid username (letters, digits and @.+-_ only, 15
 LABEL_UNKNOWN = "unknown label {label!r}"
 LABEL_COUNT = "one label per prefix: expected {n}, got {m}"
 LABEL_MISMATCH = "{label!r} does not follow from the patterns (expected {expected!r})"
-# The additive fields (DESIGN §6)
+# The additive fields (docs/data-format.md, "Additive fields")
 NOT_BOOL = "must be true or false"
 NOT_STRING_OR_NULL = "must be a string or null"
 NOT_NUMBER_OR_NULL = "must be a finite number or null"
@@ -207,7 +208,8 @@ TOO_MANY_FLAGS = f"at most {MAX_ANNOTATORS_PER_KEY} flags per key, got {{n}}"
 
 _STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
 _PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
-# Additive fields (DESIGN §6): optional; a file without them imports as a v1 file.
+# Additive fields (docs/data-format.md, "Additive fields"): optional; a file without them
+# imports as a v1 file.
 _STUDY_ADDITIVE = {
     "n_layers",
     "d_ff",
@@ -1052,13 +1054,13 @@ def study_import(
     live: bool = False,
     assign: bool = False,
 ) -> ImportResult:
-    """Load a JSONL export into a new study (DESIGN §6). ``file`` must be seekable: it is
-    read twice (validate, then write through ``annotate.imports.study_create_imported``).
-    Annotators that do not exist become inactive annotator accounts with unusable
-    passwords; an existing account that is not an annotator is an error; the imported keys
-    form one batch, ``imported``. The study is archived (read-only, out of every
-    annotator's sight) unless ``live``; ``assign`` (with ``live``) gives the batch to each
-    annotator for the keys they annotated."""
+    """Load a JSONL export into a new study (docs/data-format.md, "Import"). ``file`` must
+    be seekable: it is read twice (validate, then write through
+    ``annotate.imports.study_create_imported``). Annotators that do not exist become
+    inactive annotator accounts with unusable passwords; an existing account that is not an
+    annotator is an error; the imported keys form one batch, ``imported``. The study is
+    archived (read-only, out of every annotator's sight) unless ``live``; ``assign`` (with
+    ``live``) gives the batch to each annotator for the keys they annotated."""
     summary = _validate_file(file)
     assert summary.header is not None
     name = study_name if study_name is not None else summary.header["name"]

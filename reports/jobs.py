@@ -1,15 +1,15 @@
-"""Export jobs (DESIGN §6): a study written to a file by a Celery worker, followed from the
-browser, and downloaded once complete.
+"""Export jobs (docs/data-format.md, "Getting a study out and in"): a study written to a
+file by a Celery worker, followed from the browser, and downloaded once complete.
 
 The job's row is created in the caller's transaction and its task is sent only once that
 transaction commits (``transaction.on_commit``), so that a worker that takes the task at
 once finds the row. The task is sent by its name, ``EXPORT_TASK``: ``reports.tasks``
 imports this module, never the reverse.
 
-A worker killed mid-export (DESIGN §9) leaves the job running with a heartbeat that no
-longer moves and, beside the exports, its temporary ``.part`` file, never a file under
-the final name (``exports.export_to_file``). Reading such a job (its detail, its
-download) marks it failed once the heartbeat is older than
+A worker killed mid-export (docs/reliability.md, "What is guaranteed") leaves the job
+running with a heartbeat that no longer moves and, beside the exports, its temporary
+``.part`` file, never a file under the final name (``exports.export_to_file``). Reading
+such a job (its detail, its download) marks it failed once the heartbeat is older than
 ``settings.EXPORT_STALE_SECONDS``; the broker, which was never told the task finished
 (late acknowledgement), delivers it again, and the rerun writes the whole file anew. A
 download is served only for a done job whose file has the size it was completed with.
@@ -145,7 +145,7 @@ def export_job_run(*, job: ExportJob) -> ExportJob:
             study=job.study, fmt=job.format, path=exports_dir() / name, progress=progress
         )
     except DatabaseError:
-        raise  # the task retries: the database may be back in a moment (DESIGN §9)
+        raise  # the task retries: the database may be back in a moment (docs/reliability.md)
     except Exception as exc:
         logger.exception("export job %s failed", job.pk)
         ExportJob.objects.filter(pk=job.pk).update(

@@ -1,4 +1,4 @@
-"""The report of a study (DESIGN §5): its numbers as JSON-ready values, with the
+"""The report of a study (docs/annotation.md, "Reports"): its numbers as JSON-ready values, with the
 definitions it used, and the same report as a long CSV table (one number a row)."""
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from .stats.labels import LABEL_KEYS, LABELS
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import READINGS, value_agreement_every_key
 
-# Where DESIGN is silent, the report says what it computed (``reports.stats``' docstring),
-# in words for the researchers who read it: no field or column names. The keys are
+# Where a number's definition is a choice, the report says what it computed
+# (``reports.stats``' docstring), in words for the researchers who read it: no field or
+# column names. The keys are
 # report.json's contract; the report page shows these texts (its English copy,
 # report.definitionTexts in frontend/src/i18n/en.json, is kept equal by a test).
 DEFINITIONS = {
@@ -113,7 +114,7 @@ def report_build(
     replicates: int = BOOTSTRAP_REPLICATES,
     seed: int = BOOTSTRAP_SEED,
 ) -> dict[str, Any]:
-    """The whole report of a study (DESIGN §5) as JSON-ready values."""
+    """The whole report of a study (docs/annotation.md, "Reports") as JSON-ready values."""
     flt = flt or ReportFilter()
     arrays = study_arrays(study=study, flt=flt)
     return {

@@ -60,8 +60,9 @@ from .stats.labels import masks_from_ranks, n_words
 from .stats.perturbation import PERTURBATIONS
 
 EXPORT_CHUNK = 500
-# Beyond DESIGN §6's v1 contract, an export record carries these columns of a key and of
-# a prefix as additive fields, under their names (``reports.imports`` reads them back).
+# Beyond the v1 contract (docs/data-format.md, "JSONL v1"), an export record carries
+# these columns of a key and of a prefix as additive fields, under their names
+# (``reports.imports`` reads them back).
 EXPORT_KEY_FIELDS = (
     "value_top_token_ids",
     "density",
@@ -164,7 +165,8 @@ def study_arrays(*, study: Study, flt: ReportFilter | None = None) -> StudyArray
             Coalesce(Cast(KT("value_top_token_ids__0"), IntegerField()), Value(-1)),
             Coalesce("top1__trigger_token_id", Value(-1)),
             Coalesce("top1__next_token_id", Value(-1)),
-            # The key's submitted gold annotation, if any (DESIGN §5's gold source).
+            # The key's submitted gold annotation, if any (the gold source:
+            # docs/annotation.md, "Review and gold").
             Coalesce("done__id", Value(-1)),
         ),
         7,
@@ -704,7 +706,7 @@ def export_chunks(
                 "layer",
                 "index",
                 "value_top_tokens",
-                # DESIGN §6's additive fields (``reports.exports``): what the miner kept
+                # The additive fields (docs/data-format.md, "Additive fields"): what the miner kept
                 *EXPORT_KEY_FIELDS,
             )[:chunk_size]
         )

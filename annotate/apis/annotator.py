@@ -1,4 +1,5 @@
-"""The annotator's API: their assignments, keys and own annotations (DESIGN §4).
+"""The annotator's API: their assignments, keys and own annotations (docs/annotation.md,
+"The workspace").
 
 Every view is for annotators (``IsAnnotator``) and checks the object itself: a key is
 found only through the user's own assignments, so another annotator's key, or an

@@ -111,9 +111,9 @@ def annotation_state_data(view: AnnotationView) -> dict[str, Any]:
     """What ``AnnotationStateSerializer(view).data`` is, built as plain data.
 
     Every annotator write answers with this state and the key screen shows it, so it is
-    on the budgeted path (DESIGN §8); DRF fields cost a millisecond or two of CPU for 25
-    labels and the patterns. The serializer stays the schema, and ``tests/api`` checks
-    that both give the same JSON.
+    on the budgeted path (docs/benchmarks.md, "Latest figures"); DRF fields cost a
+    millisecond or two of CPU for 25 labels and the patterns. The serializer stays the
+    schema, and ``tests/api`` checks that both give the same JSON.
     """
     return {
         "id": view.id,

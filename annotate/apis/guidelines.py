@@ -1,5 +1,6 @@
 """A study's guidelines (Markdown, versioned): admins publish versions; annotators of the
-study, curators and admins read the latest; annotators acknowledge it (issue 13).
+study, curators and admins read the latest; annotators acknowledge it
+(docs/annotation.md, "Guidelines").
 
 The text is Markdown that the SPA renders without any raw HTML; the API stores and
 answers it as written.

@@ -1,6 +1,7 @@
 """The curator's API: the review queue, every annotator's work on a key, and the gold
-annotation (issue 13). Curators only (``IsCurator``: admins and the ``curator`` group);
-an annotator is refused every endpoint here, and no annotator endpoint shows gold.
+annotation (docs/annotation.md, "Review and gold"). Curators only (``IsCurator``: admins
+and the ``curator`` group); an annotator is refused every endpoint here, and no annotator
+endpoint shows gold.
 
 Curators review any study, archived (imported) ones too. Every gold write names the
 gold's version as read (0 while the key has none) and answers the gold, or 409

@@ -1,4 +1,4 @@
-"""The numbers of a study's report (DESIGN §5), computed over arrays.
+"""The numbers of a study's report (docs/science.md), computed over arrays.
 
 Pure numpy: no Django, no database. ``reports.selectors.study_arrays`` loads a study into
 a ``StudyArrays``; every function here is vectorised over keys, prefixes, annotations and
@@ -13,7 +13,8 @@ intervals over keys), ``patterns`` (best-match Jaccard), ``value_agreement`` (§
 all. Shapes: K keys, R the largest prefix rank, M coders (annotators), A annotations,
 P patterns, W = ⌈R/64⌉ words of a rank bit set, L layers.
 
-Definitions where DESIGN is silent (the report's ``definitions`` repeats them):
+Definitions that are choices (docs/science.md gives the same rules; the report's
+``definitions`` repeats them):
 
 - A *rating* is one annotation's label of one prefix of its key. A *unit* is a
   (key, prefix rank) cell; its *coders* are the annotators whose annotation (in the
@@ -70,7 +71,7 @@ def report(
     is_causal: bool = True,
     gold_as_coder: bool = False,
 ) -> dict[str, Any]:
-    """Every section of the report (DESIGN §5) as JSON-ready values. Gold is a source of
+    """Every section of the report (docs/science.md) as JSON-ready values. Gold is a source of
     its own (``figure2.gold``, ``coverage.gold``, ``value_agreement_gold``) and the
     reference of ``agreement_with_gold`` and ``check_accuracy``; with ``gold_as_coder``
     it is also one more coder (``GOLD_CODER``) in the agreement."""

@@ -1,6 +1,6 @@
-"""Agreement (DESIGN §5): Krippendorff's α, Fleiss' κ, Cohen's κ and raw agreement, on
-the four labels and on covered / not-covered, per layer and overall, with bootstrap
-intervals over keys."""
+"""Agreement (docs/science.md, "Agreement"): Krippendorff's α, Fleiss' κ, Cohen's κ and
+raw agreement, on the four labels and on covered / not-covered, per layer and overall,
+with bootstrap intervals over keys."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Figure 2 (the labels' shares per layer: pooled, per annotator, by majority) and the
-coverage (DESIGN §5)."""
+coverage (docs/science.md, "Figure 2" and "Coverage")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Labels: each annotation's label of each prefix, the rating grid, and the grid's units
-by code (DESIGN §1's four labels)."""
+by code (docs/science.md, "Labels")."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from .arrays import StudyArrays
 
-# The four labels, in DESIGN §1's order; the code of a label is its position here.
+# The four labels, in docs/science.md's order ("Labels"); the code of a label is its position here.
 LABELS = ("shallow", "semantic", "shallow+semantic", "not-covered")
 LABEL_KEYS = ("shallow", "semantic", "shallow_semantic", "not_covered")
 SHALLOW, SEMANTIC, SHALLOW_SEMANTIC, NOT_COVERED = range(4)

@@ -1,5 +1,5 @@
-"""Pattern level (DESIGN §5): per annotator pair and key, the best-match Jaccard of the
-patterns' prefix sets."""
+"""Pattern level (docs/science.md, "Patterns and the 3-prefix rule"): per annotator pair
+and key, the best-match Jaccard of the patterns' prefix sets."""
 
 from __future__ import annotations
 

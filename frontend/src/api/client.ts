@@ -465,7 +465,7 @@ export const api = {
       return request<StudyImported>('POST', '/api/admin/imports/', form);
     },
   },
-  /** The curator's review and gold (issue 13). Every write answers the gold. */
+  /** The curator's review and gold (docs/annotation.md, "Review and gold"). Every write answers the gold. */
   review: {
     studies: () => call(client.GET('/api/review/studies/')),
     queue: (studyId: number, query: ReviewQueueQuery = {}) =>

@@ -62,7 +62,7 @@ function InPlace({ text, title }: { text: string; title: string | undefined }) {
 }
 
 /**
- * A trigger example as text, never as HTML (corpus text may hold markup: DESIGN §9):
+ * A trigger example as text, never as HTML (corpus text may hold markup: docs/reliability.md, "What is guaranteed"):
  * the prefix as written with its last token, the trigger, highlighted in place; for an
  * encoder the rest of the sentence follows, greyed. So a lowercasing tokenizer's
  * "marriage" shows as the text's own "Marriage", once. Without a span, the decoded

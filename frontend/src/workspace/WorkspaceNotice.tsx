@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 
 import type { QueuedWrite } from './writeQueue';
 
-/** Where a notice shows: beside the control whose write it is about (issue #12, item 12). */
+/** Where a notice shows: beside the control whose write it is about (not in a banner far from it). */
 export type NoticePlace = 'top' | 'composer' | 'patterns' | 'note' | 'submit';
 
 export interface PlacedNotice {

@@ -1,4 +1,4 @@
-// Active time on a key (issue 13): the seconds the annotator worked on it, measured
+// Active time on a key: the seconds the annotator worked on it, measured
 // by the workspace and sent with the autosave and the submit. Time counts only while
 // the tab is visible and there was input (a key, the pointer, the wheel, typing)
 // within the last minute; opening the key counts as input (the annotator just chose

@@ -5,7 +5,7 @@ import { MIN_PREFIXES } from './labels';
  * A key is "almost never active in this corpus" when fewer than MIN_PREFIXES (3) of its
  * top prefixes have a positive memory coefficient, and some shown prefix has none.
  *
- * Why this rule: active means m_i > 0, as in the key's density (DESIGN §3.3). The top-k
+ * Why this rule: active means m_i > 0, as in the key's density (docs/science.md, "Keys, values and the memory coefficient"). The top-k
  * are the corpus's sentences with the highest maximum coefficient, so every sentence
  * that is not shown has a maximum no higher than the last shown one: when a shown
  * prefix sits at 0 or below, the positive ones are all the sentences of the corpus that

@@ -10,7 +10,7 @@ import { PrefixList } from './PrefixList';
 import { initialSelection } from './selection';
 import { ValueTokens } from './ValueTokens';
 
-// The key of issue #12, item 8: one prefix above 0, then 24 just below it ("-0").
+// A quiet key: one prefix above 0, then 24 just below it (which must not read "-0").
 const quiet = [
   makePrefix(1, { coefficient: 0.031 }),
   ...Array.from({ length: 24 }, (_, i) => makePrefix(i + 2, { coefficient: -0.00017 - i * 1e-5 })),

@@ -44,7 +44,7 @@ export const KEYMAP: readonly KeymapEntry[] = [
   { action: 'up', bindings: [{ key: 'k' }, { key: 'ArrowUp' }] },
   { action: 'extendDown', bindings: [{ key: 'J' }, { key: 'ArrowDown', shift: true }] },
   { action: 'extendUp', bindings: [{ key: 'K' }, { key: 'ArrowUp', shift: true }] },
-  // `g` opens the study's guidelines (issue 13); Home still goes to the first prefix.
+  // `g` opens the study's guidelines; Home still goes to the first prefix.
   { action: 'first', bindings: [{ key: 'Home' }] },
   { action: 'last', bindings: [{ key: 'G' }, { key: 'End' }] },
   { action: 'toggle', bindings: [{ key: ' ' }, { key: 'x' }] },

@@ -1,5 +1,5 @@
-// How the annotator's patterns read on the prefixes: labels (DESIGN §1: derived from
-// patterns, never stored), chip colours, and the writes not yet on the server applied
+// How the annotator's patterns read on the prefixes: labels (derived from
+// patterns, never stored: docs/science.md, "Labels"), chip colours, and the writes not yet on the server applied
 // on top of the server's state so that the screen shows them at once.
 import type { AnnotationState, Pattern, PatternKind, PrefixLabelValue } from '../api/types';
 import type { QueuedWrite } from './writeQueue';

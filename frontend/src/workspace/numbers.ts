@@ -1,5 +1,5 @@
 /**
- * Numbers on the key workspace, readable at every scale (issue #12, item 8): a memory
+ * Numbers on the key workspace, readable at every scale: a memory
  * coefficient of -0.0002 is not "-0", a value-token probability of 4e-5 is not "0.0%".
  * Each formatter keeps the exact value for a title.
  */

@@ -1,4 +1,5 @@
-// Where the write queue keeps its writes between page loads (DESIGN §9).
+// Where the write queue keeps its writes between page loads, so that no
+// annotation is lost to a reload or a closed tab.
 //
 // Each tab has its own entry in localStorage (the tab's id lives in sessionStorage,
 // which survives a reload of that tab), refreshed by a heartbeat. An entry whose tab

@@ -26,7 +26,7 @@ export function keyDetailQueryKey(keyId: number, assignmentId?: number) {
  * One key's detail (asked with the assignment of the address, which the answer replaces
  * by the user's own: `assignment_id`), read through TanStack Query: tried again by itself, backing off
  * (1 s, 2 s, 4 s … up to 10 s), for as long as the server is unavailable, as the write
- * queue does (DESIGN §9); and the latest annotation state the server sent for it.
+ * queue does; and the latest annotation state the server sent for it.
  */
 export function useKeyDetail(keyId: number, queue: WriteQueue, assignmentId?: number) {
   const { t } = useTranslation();

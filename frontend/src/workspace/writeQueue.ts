@@ -1,5 +1,5 @@
-// The annotator's writes, kept until the server has them (DESIGN §4.2, §9: no
-// annotation is ever lost).
+// The annotator's writes, kept until the server has them (no annotation is
+// ever lost: docs/reliability.md, "What is guaranteed").
 //
 // - Every write is queued first and persisted in localStorage, so a reload or a closed
 //   tab loses nothing: the queue is replayed on the next load.

@@ -1,4 +1,4 @@
-"""`manage.py export --study S --format jsonl|csv|parquet --out FILE` (DESIGN §6)."""
+"""`manage.py export --study S --format jsonl|csv|parquet --out FILE` (docs/data-format.md)."""
 
 from __future__ import annotations
 

@@ -343,7 +343,7 @@ function Deactivate({
 
 /**
  * Asks whether the drafts go along, and says what the replacement will see either way.
- * Off by default: annotators are blind to each other's work (DESIGN §4.1).
+ * Off by default: annotators are blind to each other's work until a curator reviews it.
  */
 export function DeactivateDialog({
   annotator,
