@@ -13,6 +13,7 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
+from .labels import KIND_SEMANTIC, KIND_SHALLOW, KIND_SHALLOW_SEMANTIC, KINDS
 from .limits import MAX_DESCRIPTION, MAX_NOTE
 
 # Ceilings on the free text that annotators write (docs/reliability.md, "Headers and
@@ -293,9 +294,9 @@ class Pattern(models.Model):
     """
 
     class Kind(models.TextChoices):
-        SHALLOW = "shallow", "shallow"
-        SEMANTIC = "semantic", "semantic"
-        SHALLOW_SEMANTIC = "shallow+semantic", "shallow+semantic"
+        SHALLOW = KIND_SHALLOW, KIND_SHALLOW
+        SEMANTIC = KIND_SEMANTIC, KIND_SEMANTIC
+        SHALLOW_SEMANTIC = KIND_SHALLOW_SEMANTIC, KIND_SHALLOW_SEMANTIC
 
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="patterns")
     description = models.TextField(max_length=PATTERN_DESCRIPTION_MAX_LENGTH)
@@ -314,7 +315,7 @@ class Pattern(models.Model):
                 fields=["annotation", "client_id"], name="pattern_client_id_unique"
             ),
             models.CheckConstraint(
-                condition=models.Q(kind__in=["shallow", "semantic", "shallow+semantic"]),
+                condition=models.Q(kind__in=list(KINDS)),
                 name="pattern_kind_known",
             ),
             models.CheckConstraint(
@@ -439,7 +440,7 @@ class GoldPattern(models.Model):
                 fields=["gold", "client_id"], name="gold_pattern_client_id_unique"
             ),
             models.CheckConstraint(
-                condition=models.Q(kind__in=["shallow", "semantic", "shallow+semantic"]),
+                condition=models.Q(kind__in=list(KINDS)),
                 name="gold_pattern_kind_known",
             ),
             models.CheckConstraint(

@@ -2,13 +2,9 @@
 with every annotator's work and its gold annotation (docs/annotation.md, "Review and gold").
 
 The queue's disagreement and Krippendorff's α are computed for every key of the queue at
-once, with numpy over an [annotations, ranks] array of label codes: a fixed number of
-queries per page, and no Python loop over keys × prefixes.
-
-Labels are coded as bits, so that a prefix's label is the OR of the kinds of the
-patterns that cover it: shallow 1, semantic 2, shallow+semantic 3 (a shallow+semantic
-pattern, or a shallow and a semantic one), not-covered 0. The same derivation as
-``annotate.selectors.label_for_kinds``; ``tests/unit`` checks that the two agree.
+once, with numpy over an [annotations, ranks] array of label codes
+(``annotate.labels.label_grid`` and ``agreement_from_grid``): a fixed number of queries
+per page, and no Python loop over keys × prefixes.
 """
 
 from __future__ import annotations
@@ -32,6 +28,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from .labels import agreement_from_grid, label_grid, prefix_labels
 from .models import (
     Annotation,
     AssignmentKey,
@@ -49,20 +46,12 @@ from .selectors import (
     PATTERN_VIEW_FIELDS,
     PatternView,
     fold_pattern_rows,
-    prefix_labels,
 )
 
 # unreviewed: ready and without submitted gold; curated: with submitted gold; flagged:
 # flagged by an annotator, ready or not (curators see a flag at once, not once every
 # annotator has submitted); all: any of these.
 QUEUE_STATUSES = ("unreviewed", "curated", "flagged", "all")
-
-KIND_BITS = {
-    Pattern.Kind.SHALLOW.value: 1,
-    Pattern.Kind.SEMANTIC.value: 2,
-    Pattern.Kind.SHALLOW_SEMANTIC.value: 3,
-}
-N_LABEL_CODES = 4  # not-covered, shallow, semantic, shallow+semantic
 
 
 # --- readiness --------------------------------------------------------------------------
@@ -155,53 +144,6 @@ class KeyAgreement:
     annotators: list[list[str]]
     disagreement: np.ndarray
     alpha: np.ndarray
-
-
-def label_grid(
-    *, n_annotations: int, width: int, rows: np.ndarray, ranks: np.ndarray, kinds: Sequence[str]
-) -> np.ndarray:
-    """The [annotations, ranks] label codes: ``rows[i]`` (an annotation's row) covers rank
-    ``ranks[i]`` (from 1) with a pattern of kind ``kinds[i]``."""
-    grid = np.zeros((n_annotations, max(width, 1)), dtype=np.int8)
-    bits = np.array([KIND_BITS[kind] for kind in kinds], dtype=np.int8)
-    if len(bits):
-        np.bitwise_or.at(grid, (rows, ranks - 1), bits)
-    return grid
-
-
-def agreement_from_grid(
-    grid: np.ndarray, group_starts: np.ndarray, n_prefixes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Disagreement and α of each key from ``grid``, whose rows are grouped by key (group
-    ``g`` starts at row ``group_starts[g]``; every group has at least one row) and whose
-    key ``g`` has ranks 1..``n_prefixes[g]``.
-
-    Units are the key's prefixes, coders its annotators, values the 4 label codes; every
-    annotator labels every prefix, so each unit has m = (annotators of the key) values.
-    """
-    n_groups = len(group_starts)
-    width = grid.shape[1]
-    if n_groups == 0:
-        return np.zeros(0), np.zeros(0)
-    sizes = np.diff(np.append(group_starts, grid.shape[0]))
-    valid = np.arange(width)[None, :] < n_prefixes[:, None]  # [keys, ranks]
-    low = np.minimum.reduceat(grid, group_starts, axis=0)
-    high = np.maximum.reduceat(grid, group_starts, axis=0)
-    differs = (low != high) & valid
-    n_units = np.maximum(n_prefixes, 1)
-    disagreement = np.where(n_prefixes > 0, differs.sum(axis=1) / n_units, 0.0)
-
-    one_hot = (grid[:, :, None] == np.arange(N_LABEL_CODES)[None, None, :]).astype(np.int32)
-    counts = np.add.reduceat(one_hot, group_starts, axis=0) * valid[:, :, None]  # [K, R, V]
-    m = sizes.astype(np.float64)[:, None, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        disagreeing = (counts * (m - counts) / (m - 1)).sum(axis=(1, 2))
-        totals = counts.sum(axis=1).astype(np.float64)  # [K, V]: n_c
-        n = totals.sum(axis=1)
-        expected = (totals * (n[:, None] - totals)).sum(axis=1)
-        alpha = 1.0 - (n - 1) * disagreeing / expected
-    alpha = np.where((sizes >= 2) & (expected > 0), alpha, np.nan)
-    return disagreement, alpha
 
 
 def key_agreement(keys: QuerySet[Key]) -> KeyAgreement:

@@ -29,6 +29,7 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 
+from .labels import LABEL_NOT_COVERED, prefix_labels
 from .models import (
     Annotation,
     Assignment,
@@ -47,43 +48,6 @@ from .permissions import ANNOTATOR_GROUP
 from .usernames import username_normal
 
 User = AbstractBaseUser | AnonymousUser
-
-# --- labels -----------------------------------------------------------------------------
-
-LABEL_SHALLOW = "shallow"
-LABEL_SEMANTIC = "semantic"
-LABEL_SHALLOW_SEMANTIC = "shallow+semantic"
-LABEL_NOT_COVERED = "not-covered"
-LABELS = (LABEL_SHALLOW, LABEL_SEMANTIC, LABEL_SHALLOW_SEMANTIC, LABEL_NOT_COVERED)
-
-
-def label_for_kinds(kinds: Iterable[str]) -> str:
-    """A prefix's label from the kinds of the patterns that cover it (docs/science.md, "Labels").
-
-    Covered by a shallow+semantic pattern, or by both a shallow and a semantic pattern:
-    shallow+semantic. Covered by none: not-covered.
-    """
-    kinds = set(kinds)
-    if (
-        Pattern.Kind.SHALLOW_SEMANTIC in kinds
-        or {Pattern.Kind.SHALLOW, Pattern.Kind.SEMANTIC} <= kinds
-    ):
-        return LABEL_SHALLOW_SEMANTIC
-    if Pattern.Kind.SHALLOW in kinds:
-        return LABEL_SHALLOW
-    if Pattern.Kind.SEMANTIC in kinds:
-        return LABEL_SEMANTIC
-    return LABEL_NOT_COVERED
-
-
-def prefix_labels(*, ranks: Sequence[int], patterns: Iterable[PatternView]) -> list[str]:
-    """The label of each rank in ``ranks``, from the patterns' kinds and covered ranks."""
-    kinds: dict[int, set[str]] = defaultdict(set)
-    for pattern in patterns:
-        for rank in pattern.prefix_ranks:
-            kinds[rank].add(pattern.kind)
-    return [label_for_kinds(kinds.get(rank, ())) for rank in ranks]
-
 
 # --- annotations ------------------------------------------------------------------------
 

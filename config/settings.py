@@ -299,7 +299,7 @@ SPECTACULAR_SETTINGS = {
         "ErrorCodeEnum": "annotate.api_errors.ErrorCode",
         "KeyWorkStatusEnum": "annotate.selectors.KEY_WORK_STATUSES",
         "KeyFlagReasonEnum": "annotate.models.KeyFlag.Reason",
-        "LabelEnum": "annotate.selectors.LABELS",
+        "LabelEnum": "annotate.labels.LABELS",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",
         "ValueAgreementReasonEnum": "reports.stats.value_agreement.REASONS",
         "ValueAgreementVariantEnum": "reports.stats.value_agreement.VARIANTS",

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Count
 
+from annotate.labels import LABELS, NOT_COVERED
 from annotate.models import Annotation, KeyFlag, Study
 
 from .csv_cells import csv_cell, csv_writer
@@ -19,7 +20,7 @@ from .selectors import study_arrays
 from .stats.agreement import StatLayout, key_stats
 from .stats.arrays import StudyArrays, num, safe_div
 from .stats.gold import agreement_with_gold, check_accuracy
-from .stats.labels import LABELS, NOT_COVERED, rating_grid
+from .stats.labels import rating_grid
 
 # Quality flags: thresholds (and the texts below say the same).
 FAST_SHARE = 1 / 3  # median active time under this share of the study's median

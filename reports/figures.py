@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .stats.labels import LABEL_KEYS, LABELS
+from annotate.labels import LABEL_KEYS, LABELS
 
 # One colour per label, shared with the SPA's chart (its Figure2Chart.tsx imports the
 # same file), so that the page, its downloads and `manage.py report` look alike.

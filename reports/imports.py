@@ -95,6 +95,7 @@ from annotate.imports import (
     ImportResult,
     study_create_imported,
 )
+from annotate.labels import LABELS, label_for_kinds
 from annotate.limits import (
     MAX_ANNOTATORS_PER_KEY,
     MAX_DESCRIPTION,
@@ -104,7 +105,6 @@ from annotate.limits import (
     MAX_VERSION,
 )
 from annotate.models import Annotation, GoldPattern, KeyFlag, Pattern, Study
-from annotate.selectors import LABELS, label_for_kinds
 from annotate.services import PATTERN_MIN_PREFIXES, ServiceError, key_flag_checked
 
 from .stats.perturbation import PERTURBATIONS

@@ -7,13 +7,13 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
+from annotate.labels import LABEL_KEYS, LABELS
 from annotate.models import Study
 
 from . import stats
 from .csv_cells import csv_cell, csv_writer
 from .selectors import ReportFilter, study_arrays
 from .stats.bootstrap import BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED, MIN_BOOTSTRAP_KEYS
-from .stats.labels import LABEL_KEYS, LABELS
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import READINGS, value_agreement_every_key
 

@@ -5,7 +5,7 @@ returns integer columns read straight into numpy arrays (on PostgreSQL as one bi
 array per column), never model instances. ``export_chunks`` costs a fixed number of
 queries per chunk of keys and holds one chunk at a time.
 Labels are derived from patterns exactly as ``annotate.selectors`` derives them
-(``reports.stats.labels.LABEL_OF_BITS`` for arrays, ``prefix_labels`` for records).
+(``annotate.labels``: ``LABEL_OF_BITS`` for arrays, ``prefix_labels`` for records).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
+from annotate.labels import kind_bit_sql, prefix_labels
 from annotate.models import (
     Annotation,
     GoldAnnotation,
@@ -52,7 +53,7 @@ from annotate.models import (
     Study,
     TriggerPrefix,
 )
-from annotate.selectors import PatternView, prefix_labels
+from annotate.selectors import PatternView
 
 from .models import ExportJob
 from .stats.arrays import GOLD_CODER, AnnotationSet, StudyArrays, empty_int
@@ -385,7 +386,7 @@ def _prefix_shape(keys: QuerySet[Key], key_id: np.ndarray) -> _PrefixShape:
 # by id: cheaper than a join with the annotations and keys), in no order (``_int_rows``
 # sorts them by id; SQLite reads them in id order anyway).
 _PATTERNS_SQL = """
-SELECT p.id, p.{owner}, CASE p.kind WHEN 'shallow' THEN 1 WHEN 'semantic' THEN 2 ELSE 4 END
+SELECT p.id, p.{owner}, {kind_bit}
 FROM {pattern} p
 WHERE {annotation} BETWEEN %s AND %s
 """
@@ -448,6 +449,7 @@ def _pattern_masks(
         _PATTERNS_SQL.format(
             pattern=quote(tables.pattern._meta.db_table),
             owner=quote(tables.owner),
+            kind_bit=kind_bit_sql("p.kind"),
             # SQLite: scan the patterns in id order rather than by the annotation index.
             annotation=f"p.{quote(tables.owner)}" if postgres else f"+p.{quote(tables.owner)}",
         ),

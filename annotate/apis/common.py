@@ -12,10 +12,10 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from ..api_errors import ErrorCode, error_response
+from ..labels import KINDS, LABELS
 from ..models import TriggerPrefix
 from ..selectors import (
     KEY_WORK_STATUSES,
-    LABELS,
     AnnotationView,
     annotation_view,
     annotation_view_new,
@@ -68,7 +68,7 @@ class ValidationErrorSerializer(serializers.Serializer):
 class PatternOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     description = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["shallow", "semantic", "shallow+semantic"])
+    kind = serializers.ChoiceField(choices=list(KINDS))
     prefix_ranks = serializers.ListField(child=serializers.IntegerField())
     order = serializers.IntegerField()
     client_id = serializers.UUIDField(allow_null=True)

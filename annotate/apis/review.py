@@ -30,6 +30,7 @@ from ..gold import (
     gold_submit,
     gold_update,
 )
+from ..labels import LABELS
 from ..limits import MAX_DESCRIPTION, MAX_LAYER, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
 from ..models import GoldAnnotation, GoldPattern, Key, KeyFlag, Pattern, TriggerPrefix
 from ..permissions import IsCurator
@@ -47,7 +48,7 @@ from ..review import (
     study_get_for_review,
     study_list_for_review,
 )
-from ..selectors import LABELS, prefix_list_for_key
+from ..selectors import prefix_list_for_key
 from .common import (
     NOT_FOUND,
     ApiErrorsMixin,

@@ -7,8 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from annotate.labels import LABEL_KEYS, LABELS, NOT_COVERED
+
 from .arrays import StudyArrays, layer_positions, num, sum_by_layer
-from .labels import LABEL_KEYS, LABELS, NOT_COVERED, unit_codes, value_counts
+from .labels import unit_codes, value_counts
 
 
 def _shares(counts: np.ndarray) -> np.ndarray:

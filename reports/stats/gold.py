@@ -10,8 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from annotate.labels import LABELS
+
 from .arrays import StudyArrays, checks_of, gold_of, num, with_annotations
-from .labels import LABELS, rating_grid
+from .labels import rating_grid
 
 
 def gold_arrays(arrays: StudyArrays) -> StudyArrays:

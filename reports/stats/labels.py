@@ -1,5 +1,6 @@
 """Labels: each annotation's label of each prefix, the rating grid, and the grid's units
-by code (docs/science.md, "Labels")."""
+by code (docs/science.md, "Labels"). The labels, their codes and the kinds' bits are
+``annotate.labels``'s."""
 
 from __future__ import annotations
 
@@ -8,20 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from annotate.labels import KIND_BITS, LABEL_OF_BITS, N_LABELS, NOT_COVERED
+
 from .arrays import StudyArrays
 
-# The four labels, in docs/science.md's order ("Labels"); the code of a label is its position here.
-LABELS = ("shallow", "semantic", "shallow+semantic", "not-covered")
-LABEL_KEYS = ("shallow", "semantic", "shallow_semantic", "not_covered")
-SHALLOW, SEMANTIC, SHALLOW_SEMANTIC, NOT_COVERED = range(4)
-KINDS = ("shallow", "semantic", "shallow+semantic")
-# A pattern's kind as a bit; a prefix's label is a function of the OR of the bits of the
-# patterns that cover it (annotate.selectors.label_for_kinds: a shallow+semantic pattern,
-# or both a shallow and a semantic one, make shallow+semantic).
-KIND_BITS = {"shallow": 1, "semantic": 2, "shallow+semantic": 4}
-LABEL_OF_BITS = np.array(
-    [NOT_COVERED, SHALLOW, SEMANTIC, SHALLOW_SEMANTIC] + [SHALLOW_SEMANTIC] * 4, dtype=np.int8
-)
 MISSING = -1
 
 
@@ -65,7 +56,7 @@ def annotation_labels(arrays: StudyArrays) -> np.ndarray:
         owners = grouped[starts]
         kinds = arrays.pat_kind[order]
         masks = arrays.pat_mask[order]
-        for bit in (1, 2, 4):
+        for bit in KIND_BITS.values():
             of_kind = (kinds & bit) != 0
             if not of_kind.any():
                 continue
@@ -85,7 +76,7 @@ def rating_grid(arrays: StudyArrays, labels: np.ndarray | None = None) -> np.nda
     return grid
 
 
-def value_counts(grid: np.ndarray, n_values: int = 4) -> np.ndarray:
+def value_counts(grid: np.ndarray, n_values: int = N_LABELS) -> np.ndarray:
     """[K, R, V] int16: how many coders gave value v to unit (k, r)."""
     return np.stack([(grid == v).sum(axis=0, dtype=np.int16) for v in range(n_values)], axis=-1)
 

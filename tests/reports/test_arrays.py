@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from annotate.labels import KIND_BITS
 from annotate.models import Annotation, Key, Pattern, TriggerPrefix
 from reports.selectors import ReportFilter, study_arrays
 from reports.stats import bootstrap
@@ -17,7 +18,7 @@ from reports.stats.agreement import key_stats, unit_stats
 from reports.stats.arrays import StudyArrays
 from reports.stats.bootstrap import bootstrap_sums, exact_dtype
 from reports.stats.figure2 import majority_counts
-from reports.stats.labels import KIND_BITS, n_words, unit_codes
+from reports.stats.labels import n_words, unit_codes
 from tests.factories import (
     AnnotationFactory,
     KeyFactory,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from annotate.labels import LABELS
 from reports.figures import PALETTE_FILE, figure2_image
 from reports.report import report_build
-from reports.stats.labels import LABELS
 from tests.factories import StudyFactory, annotate_key, key_with_prefixes
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
-"""The review queue's vectorised disagreement and α (annotate.review) agree with the
-label derivation of annotate.selectors and with reports' Krippendorff α."""
+"""The review queue's vectorised labels, disagreement and α (annotate.labels' array form)
+agree with its scalar label derivation and with reports' Krippendorff α."""
 
 from __future__ import annotations
 
@@ -8,11 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from annotate.review import KIND_BITS, agreement_from_grid, label_grid
-from annotate.selectors import label_for_kinds
+from annotate.labels import KIND_BITS, LABELS, agreement_from_grid, label_for_kinds, label_grid
 from reports.stats.agreement import krippendorff_alpha_nominal
-
-CODE_OF_LABEL = {"not-covered": 0, "shallow": 1, "semantic": 2, "shallow+semantic": 3}
 
 
 @pytest.mark.parametrize(
@@ -31,7 +28,7 @@ def test_the_label_bits_are_label_for_kinds(kinds):
         ranks=np.ones(len(kinds), dtype=np.int64),
         kinds=list(kinds),
     )
-    assert grid[0, 0] == CODE_OF_LABEL[label_for_kinds(kinds)]
+    assert LABELS[grid[0, 0]] == label_for_kinds(kinds)
 
 
 def test_alpha_and_disagreement_match_the_reports_per_key():

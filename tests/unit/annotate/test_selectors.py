@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from annotate.labels import label_for_kinds
 from annotate.models import Annotation
 from annotate.selectors import (
     annotation_view,
     batch_progress,
     key_next_for_annotator,
-    label_for_kinds,
 )
 from tests.factories import (
     AnnotationFactory,
