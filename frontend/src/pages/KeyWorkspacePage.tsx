@@ -1,13 +1,11 @@
-import { useCallback, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
 
 import { useAuth } from '../auth/AuthContext';
 import { errorMessage } from '../api/errorMessage';
-import type { PatternKind } from '../api/types';
 import { Loading } from '../components/Loading';
-import { addBlockers } from '../workspace/composer';
 import { KeyActivityNotice } from '../workspace/KeyActivityNotice';
 import { clearDraft, useComposerDraft } from '../workspace/composerDraft';
 import type { ShownDraft } from '../workspace/composerDraft';
@@ -21,12 +19,10 @@ import { applyPending, deriveLabels } from '../workspace/labels';
 import type { DisplayPattern } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
 import { PatternList } from '../workspace/PatternList';
-import { usePendingPatternGuard } from '../workspace/pendingPattern';
 import { PrefixList } from '../workspace/PrefixList';
 import { handlePrefixListKey } from '../workspace/prefixListKeys';
 import { useQueue, useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
-import { initialSelection, selectionReducer } from '../workspace/selection';
 import { VisibleText } from '../workspace/tokenDisplay';
 import { ValueTokens } from '../workspace/ValueTokens';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
@@ -36,9 +32,9 @@ import { useGuidelines } from '../workspace/useGuidelines';
 import { useKeyDetail } from '../workspace/useKeyDetail';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
 import { useQueueNotices } from '../workspace/useQueueNotices';
+import { usePatternEditor } from '../workspace/usePatternEditor';
 import { useUndoableDelete } from '../workspace/useUndoableDelete';
-import { newId } from '../workspace/writeQueue';
-import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
+import type { SaveStatus, WriteQueue } from '../workspace/writeQueue';
 
 export function KeyWorkspacePage() {
   const { keyId } = useParams();
@@ -54,15 +50,6 @@ export function KeyWorkspacePage() {
   // A fresh workspace per key: nothing of one key's selection leaks into the next.
   return <Workspace key={id} keyId={id} queue={queue} userId={user?.id ?? 0} />;
 }
-
-interface Composer {
-  description: string;
-  kind: PatternKind | null;
-  /** The pattern being edited (its display number and reference), or null. */
-  editing: DisplayPattern | null;
-}
-
-const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null };
 
 function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue; userId: number }) {
   const { t } = useTranslation();
@@ -84,7 +71,6 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     load.kind === 'ready' ? load.detail.annotation.active_seconds : undefined,
   );
   const note = useNoteAutosave(queue, keyId, load.kind === 'ready', activeSeconds);
-  const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
   const [helpOpen, setHelpOpen] = useState(false);
   const [flagOpen, setFlagOpen] = useState(false);
   const [confirmEmpty, setConfirmEmpty] = useState(false);
@@ -94,19 +80,10 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const undoable = useUndoableDelete(queue, keyId);
   const { deleted } = undoable;
 
-  const listRef = useRef<HTMLDivElement>(null);
-  const descriptionRef = useRef<HTMLInputElement>(null);
   const noteRef = useRef<HTMLTextAreaElement>(null);
 
   const prefixes = useMemo(() => (load.kind === 'ready' ? load.detail.prefixes : []), [load]);
   const ranks = useMemo(() => prefixes.map((prefix) => prefix.rank), [prefixes]);
-  const reducer = useMemo(() => selectionReducer(ranks), [ranks]);
-  const [selection, dispatch] = useReducer(
-    (state: ReturnType<typeof initialSelection>, action: Parameters<typeof reducer>[1]) =>
-      reducer(state, action),
-    undefined,
-    initialSelection,
-  );
 
   const pending = useMemo(
     () => snapshot.writes.filter((write) => write.keyId === keyId),
@@ -116,6 +93,18 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const labels = useMemo(() => deriveLabels(ranks, display?.patterns ?? []), [ranks, display]);
   const notCovered = [...labels.values()].filter((label) => label === 'not-covered').length;
   const submitted = display?.status === 'submitted';
+  // Submit never drops the pattern still in the composer: it asks first (pendingPattern);
+  // the composer is emptied in storage too: the composer of a submitted key is empty.
+  const clearStoredDraft = useCallback(() => clearDraft(userId, keyId), [userId, keyId]);
+  const editor = usePatternEditor<DisplayPattern>({
+    keyId,
+    queue,
+    ranks,
+    submitted,
+    action: 'submit',
+    onClear: clearStoredDraft,
+  });
+  const { selection, dispatch, listRef, composer } = editor;
   const noteSaving = pending.some((write) => write.op.type === 'note');
   const noteStatus: SaveStatus = !noteSaving
     ? 'saved'
@@ -125,108 +114,54 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   // -- the half-built pattern survives a reload ------------------------------------
 
+  const { load: loadComposer } = editor;
   const restoreDraft = useCallback(
-    (draft: ShownDraft) => {
-      setComposer({ description: draft.description, kind: draft.kind, editing: draft.editing });
-      dispatch({ type: 'set', ranks: draft.selected.filter((rank) => ranks.includes(rank)) });
-    },
-    [ranks],
+    (draft: ShownDraft) =>
+      loadComposer(
+        { description: draft.description, kind: draft.kind, editing: draft.editing, source: null },
+        draft.selected.filter((rank) => ranks.includes(rank)),
+        false,
+      ),
+    [loadComposer, ranks],
   );
   useComposerDraft(
     userId,
     keyId,
     display?.patterns ?? null,
-    { ...composer, selected: ranks.filter((rank) => selection.selected.has(rank)) },
+    {
+      description: composer.description,
+      kind: composer.kind,
+      editing: composer.editing,
+      selected: editor.selectedRanks,
+    },
     restoreDraft,
   );
 
   // -- the queue's news about this key ---------------------------------------------
 
-  const restoreComposer = useCallback((writes: readonly QueuedWrite[]) => {
-    const create = writes.find((write) => write.op.type === 'create');
-    if (!create || create.op.type !== 'create') return;
-    const op = create.op;
-    setComposer((current) =>
-      current.description.trim()
-        ? current
-        : { description: op.description, kind: op.kind, editing: null },
-    );
-    dispatch({ type: 'set', ranks: op.prefixRanks });
-  }, []);
-
   const { notice, setNotice } = useQueueNotices(queue, keyId, {
     adopt,
     replace: setServer,
-    restore: restoreComposer,
+    restore: editor.restoreRefused,
     serverNote: note.adoptServerNote,
   });
 
   // -- patterns --------------------------------------------------------------------
 
-  const blockers = addBlockers({
-    submitted,
-    selected: selection.selected.size,
-    description: composer.description,
-    kind: composer.kind,
-  });
-
-  /** The composer's Add (or Save): queues the write and empties the composer. */
-  const addPattern = useCallback((): QueuedWrite | null => {
-    if (blockers.length > 0) return null;
-    const prefixRanks = ranks.filter((rank) => selection.selected.has(rank));
-    const description = composer.description.trim();
-    const kind = composer.kind!;
-    const write = composer.editing
-      ? queue.enqueue(keyId, {
-          type: 'update',
-          ref: { id: composer.editing.id, clientId: composer.editing.client_id },
-          changes: { description, kind, prefix_ranks: prefixRanks },
-        })
-      : queue.enqueue(keyId, {
-          type: 'create',
-          clientId: newId(),
-          description,
-          kind,
-          prefixRanks,
-        });
-    setComposer(EMPTY_COMPOSER);
-    dispatch({ type: 'clear' });
-    // Back to the prefixes: the next `j x` selects, it is not typed into the description.
-    listRef.current?.focus();
-    return write;
-  }, [blockers.length, ranks, selection.selected, composer, queue, keyId]);
-
-  function editPattern(pattern: DisplayPattern) {
-    setComposer({ description: pattern.description, kind: pattern.kind, editing: pattern });
-    dispatch({ type: 'set', ranks: pattern.prefix_ranks });
-    descriptionRef.current?.focus();
-  }
-
   function deletePattern(pattern: DisplayPattern) {
     undoable.remove(pattern);
-    if (composer.editing?.id === pattern.id) setComposer(EMPTY_COMPOSER);
+    editor.forget(pattern);
   }
-
-  function cancelEdit() {
-    setComposer(EMPTY_COMPOSER);
-    dispatch({ type: 'clear' });
-  }
-
-  /** Empty the composer, in storage too: the composer of a submitted key is empty. */
-  const clearComposer = useCallback(() => {
-    setComposer(EMPTY_COMPOSER);
-    dispatch({ type: 'clear' });
-    clearDraft(userId, keyId);
-  }, [userId, keyId]);
 
   // -- submit and move on ----------------------------------------------------------
 
   const flushNote = note.flush;
+  const { clear: clearEditor } = editor;
 
   const submitAndNext = useCallback(async () => {
     if (advancing || load.kind !== 'ready') return;
     setAdvancing(true);
-    clearComposer();
+    clearEditor();
     // Whatever is held back (the note, a delete that could still be undone) goes now.
     queue.release(keyId);
     if (!submitted) queue.enqueue(keyId, { type: 'submit', activeSeconds: activeSeconds() });
@@ -246,7 +181,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   }, [
     advancing,
     load.kind,
-    clearComposer,
+    clearEditor,
     submitted,
     queue,
     keyId,
@@ -263,28 +198,11 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
 
   // -- the keyboard ----------------------------------------------------------------
 
-  // Submit never drops the pattern still in the composer: it asks first (pendingPattern).
-  // Ctrl+Enter on a key with no pattern asks too, where nothing else was asked: a slip
-  // would submit an empty key.
-  const guard = usePendingPatternGuard({
-    contents: {
-      submitted,
-      blockers,
-      description: composer.description,
-      kind: composer.kind,
-      selected: ranks.filter((rank) => selection.selected.has(rank)),
-      editing: composer.editing,
-    },
-    editingNumber: composer.editing?.number ?? null,
-    action: 'submit',
-    queue,
-    add: addPattern,
-    discard: clearComposer,
-  });
-
+  // Ctrl+Enter on a key with no pattern asks before it submits, where nothing else was
+  // asked: a slip would submit an empty key.
   function requestSubmit(byKeyboard: boolean) {
     const empty = !submitted && (display?.patterns.length ?? 0) === 0;
-    guard.request((how) => {
+    editor.guard.request((how) => {
       if (byKeyboard && how === 'nothing' && empty) setConfirmEmpty(true);
       else void submitAndNext();
     });
@@ -302,17 +220,16 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       dispatch,
       lastIndex: ranks.length - 1,
       readOnly: submitted,
-      setKind: (kind) => setComposer((current) => ({ ...current, kind })),
-      focusDescription: () => descriptionRef.current?.focus(),
+      setKind: editor.setKind,
+      focusDescription: () => editor.descriptionRef.current?.focus(),
       focusNote: () => noteRef.current?.focus(),
       other: (action) => {
         switch (action) {
           case 'add':
-            addPattern();
+            editor.add();
             break;
           case 'clear':
-            if (composer.editing) cancelEdit();
-            else dispatch({ type: 'clear' });
+            editor.escape();
             break;
           case 'help':
             setHelpOpen(true);
@@ -339,7 +256,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     if (!document.activeElement || document.activeElement === document.body) {
       listRef.current?.focus({ preventScroll: true });
     }
-  }, [ready]);
+  }, [ready, listRef]);
 
   // -- render ----------------------------------------------------------------------
 
@@ -457,24 +374,12 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           readOnly={submitted}
         />
         <aside className="workspace-side">
-          <PatternComposer
-            ref={descriptionRef}
-            description={composer.description}
-            onDescription={(description) => setComposer((c) => ({ ...c, description }))}
-            kind={composer.kind}
-            onKind={(kind) => setComposer((c) => ({ ...c, kind }))}
-            selected={selection.selected.size}
-            blockers={blockers}
-            editing={composer.editing?.number ?? null}
-            onAdd={addPattern}
-            onCancelEdit={cancelEdit}
-            onClearSelection={() => dispatch({ type: 'clear' })}
-          />
+          <PatternComposer {...editor.composerProps} />
           <WorkspaceNotice notice={notice} at="composer" onDismiss={() => setNotice(null)} />
           <PatternList
             patterns={display?.patterns ?? []}
             readOnly={submitted}
-            onEdit={editPattern}
+            onEdit={editor.edit}
             onDelete={deletePattern}
             onShow={(pattern) => dispatch({ type: 'set', ranks: pattern.prefix_ranks })}
             deleted={
@@ -554,7 +459,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
         <KeyboardHelp onClose={() => setHelpOpen(false)} characterKeys={characterKeys} />
       )}
       {guidelines.dialogOpen && <GuidelinesDialog guidelines={guidelines} />}
-      {guard.dialog}
+      {editor.guard.dialog}
       {confirmEmpty && (
         <ConfirmEmptySubmit
           onCancel={() => setConfirmEmpty(false)}

@@ -1,57 +1,34 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import {
-  useCallback,
-  useEffect,
-  useLayoutEffect,
-  useMemo,
-  useReducer,
-  useRef,
-  useState,
-} from 'react';
-import type { CSSProperties, KeyboardEvent as ReactKeyboardEvent } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router-dom';
 
 import { api, isApiError } from '../api/client';
 import { errorMessage } from '../api/errorMessage';
 import type { ReviewAnnotation, ReviewPattern } from '../api/review';
-import type { AnnotationState, PatternKind, PrefixLabelValue } from '../api/types';
+import type { AnnotationState } from '../api/types';
 import { Loading } from '../components/Loading';
-import palette from '../pages/manage/report/figure2Palette.json';
-import { Coefficient } from '../workspace/Coefficient';
-import { addBlockers } from '../workspace/composer';
 import { KeyboardHelp } from '../workspace/KeyboardHelp';
 import type { KeyAction } from '../workspace/keymap';
 import { applyPending, deriveLabels } from '../workspace/labels';
 import { PatternComposer } from '../workspace/PatternComposer';
-import { usePendingPatternGuard } from '../workspace/pendingPattern';
-import { prefixListboxProps, prefixOptionProps } from '../workspace/prefixListbox';
 import { handlePrefixListKey } from '../workspace/prefixListKeys';
-import { PrefixText } from '../workspace/PrefixText';
 import { useQueueSnapshot } from '../workspace/QueueContext';
 import { SaveState } from '../workspace/SaveState';
-import { initialSelection, selectionReducer } from '../workspace/selection';
 import { useCharacterKeys } from '../workspace/useCharacterKeys';
+import { usePatternEditor } from '../workspace/usePatternEditor';
 import { ValueTokens } from '../workspace/ValueTokens';
 import { useNoteAutosave } from '../workspace/useNoteAutosave';
 import { useQueueNotices } from '../workspace/useQueueNotices';
 import { WorkspaceNotice } from '../workspace/WorkspaceNotice';
 import { newId } from '../workspace/writeQueue';
-import type { QueuedWrite, SaveStatus, WriteQueue } from '../workspace/writeQueue';
+import type { SaveStatus, WriteQueue } from '../workspace/writeQueue';
 import { FlagList } from './FlagList';
 import { REVIEW_KEYMAP, type ReviewAction } from './reviewKeymap';
 import { goldState, useReviewQueue, withPendingSources } from './reviewQueue';
 import type { GoldDisplayPattern, GoldState } from './reviewQueue';
-import { visibleToken } from './visibleToken';
-
-const COLOURS = palette as Record<PrefixLabelValue, string>;
-/** Dark text where the palette's colour is light, white where it is dark. */
-const INK: Record<PrefixLabelValue, string> = {
-  shallow: '#ffffff',
-  semantic: '#1b1b1b',
-  'shallow+semantic': '#ffffff',
-  'not-covered': '#1b1b1b',
-};
+import { columnLetter, ReviewGrid } from './ReviewGrid';
 
 export function reviewKeyQueryKey(keyId: number) {
   return ['review', 'key', keyId] as const;
@@ -64,64 +41,6 @@ export function AdjudicationPage() {
   if (!Number.isInteger(id) || id <= 0) return <p className="alert">{t('workspace.notFound')}</p>;
   if (!queue) return <Loading />;
   return <Adjudication key={id} keyId={id} queue={queue} />;
-}
-
-interface Composer {
-  description: string;
-  kind: PatternKind | null;
-  editing: GoldDisplayPattern | null;
-  /** The annotator pattern this one adopts (edited before it is added). */
-  source: { id: number; annotator: string } | null;
-}
-
-const EMPTY_COMPOSER: Composer = { description: '', kind: null, editing: null, source: null };
-
-function rowId(rank: number): string {
-  return `review-prefix-${rank}`;
-}
-
-/** An annotator column's letter: A … Z, then AA, AB … (the legend gives each its name). */
-export function columnLetter(index: number): string {
-  let letters = '';
-  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) {
-    letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters;
-  }
-  return letters;
-}
-
-/** The token after the prefix, as the workspace shows it, in its visible form. */
-function NextToken({ token }: { token: string | null }) {
-  const { t } = useTranslation();
-  return (
-    <span className="next-token" title={t('workspace.nextToken')} data-testid="next-token">
-      <span className="visually-hidden">{t('workspace.nextToken')}: </span>
-      {'→'}
-      {token === null ? (
-        <span className="token unknown">{t('workspace.nextTokenUnknown')}</span>
-      ) : (
-        <span className="token">{visibleToken(token)}</span>
-      )}
-    </span>
-  );
-}
-
-function LabelCell({ label, who }: { label: PrefixLabelValue; who: string }) {
-  const { t } = useTranslation();
-  return (
-    <span
-      className="label-cell"
-      data-testid="label-cell"
-      data-who={who}
-      data-label={label}
-      title={`${who}: ${t(`labels.${label}`)}`}
-      style={{ background: COLOURS[label], color: INK[label] }}
-    >
-      <span aria-hidden="true">{t(`review.short.${label}`)}</span>
-      <span className="visually-hidden">
-        {who}: {t(`labels.${label}`)}
-      </span>
-    </span>
-  );
 }
 
 function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
@@ -148,22 +67,12 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const ready = detail !== undefined && server !== null;
   const snapshot = useQueueSnapshot(queue);
   const note = useNoteAutosave(queue, keyId, ready);
-  const [composer, setComposer] = useState<Composer>(EMPTY_COMPOSER);
   const [helpOpen, setHelpOpen] = useState(false);
   const [characterKeys, setCharacterKeys] = useCharacterKeys();
-  const listRef = useRef<HTMLDivElement>(null);
-  const descriptionRef = useRef<HTMLInputElement>(null);
   const noteRef = useRef<HTMLTextAreaElement>(null);
 
   const prefixes = useMemo(() => detail?.prefixes ?? [], [detail]);
   const ranks = useMemo(() => prefixes.map((prefix) => prefix.rank), [prefixes]);
-  const reducer = useMemo(() => selectionReducer(ranks), [ranks]);
-  const [selection, dispatch] = useReducer(
-    (state: ReturnType<typeof initialSelection>, action: Parameters<typeof reducer>[1]) =>
-      reducer(state, action),
-    undefined,
-    initialSelection,
-  );
 
   const pending = useMemo(
     () => snapshot.writes.filter((write) => write.keyId === keyId),
@@ -181,6 +90,16 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     [goldPatterns],
   );
   const submitted = display?.status === 'submitted';
+  // Save gold never drops the pattern still in the composer: it asks first, as the
+  // workspace's Submit does; the composer is empty after.
+  const editor = usePatternEditor<GoldDisplayPattern>({
+    keyId,
+    queue,
+    ranks,
+    submitted,
+    action: 'saveGold',
+  });
+  const { selection, dispatch, listRef, descriptionRef } = editor;
   const goldStatus =
     display?.status === 'submitted' || display?.status === 'draft' ? display.status : 'none';
   const lastCheck = [...pending].reverse().find((write) => write.op.type === 'check');
@@ -199,60 +118,14 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     setServer((known) => (known && known.version > state.version ? known : (state as GoldState)));
   }, []);
   const replace = useCallback((state: AnnotationState) => setServer(state as GoldState), []);
-  const restoreComposer = useCallback((writes: readonly QueuedWrite[]) => {
-    const create = writes.find((write) => write.op.type === 'create');
-    if (!create || create.op.type !== 'create') return;
-    const op = create.op;
-    setComposer((current) =>
-      current.description.trim()
-        ? current
-        : { description: op.description, kind: op.kind, editing: null, source: null },
-    );
-    dispatch({ type: 'set', ranks: op.prefixRanks });
-  }, []);
   const { notice, setNotice } = useQueueNotices(queue, keyId, {
     adopt,
     replace,
-    restore: restoreComposer,
+    restore: editor.restoreRefused,
     serverNote: note.adoptServerNote,
   });
 
   // -- gold patterns ---------------------------------------------------------------
-
-  const blockers = addBlockers({
-    submitted,
-    selected: selection.selected.size,
-    description: composer.description,
-    kind: composer.kind,
-  });
-
-  const addPattern = useCallback((): QueuedWrite | null => {
-    if (blockers.length > 0) return null;
-    const prefixRanks = ranks.filter((rank) => selection.selected.has(rank));
-    const description = composer.description.trim();
-    const kind = composer.kind!;
-    let write: QueuedWrite;
-    if (composer.editing) {
-      write = queue.enqueue(keyId, {
-        type: 'update',
-        ref: { id: composer.editing.id, clientId: composer.editing.client_id },
-        changes: { description, kind, prefix_ranks: prefixRanks },
-      });
-    } else {
-      write = queue.enqueue(keyId, {
-        type: 'create',
-        clientId: newId(),
-        description,
-        kind,
-        prefixRanks,
-        ...(composer.source ? { sourcePatternId: composer.source.id } : {}),
-      });
-    }
-    setComposer(EMPTY_COMPOSER);
-    dispatch({ type: 'clear' });
-    listRef.current?.focus();
-    return write;
-  }, [blockers.length, ranks, selection.selected, composer, queue, keyId]);
 
   /** Copy an annotator's pattern into the gold as it is (it can be edited after). */
   function adoptPattern(pattern: ReviewPattern) {
@@ -277,35 +150,20 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
 
   /** Put an annotator's pattern in the composer, to be edited before it is adopted. */
   function editThenAdopt(annotation: ReviewAnnotation, pattern: ReviewPattern) {
-    setComposer({
-      description: pattern.description,
-      kind: pattern.kind,
-      editing: null,
-      source: { id: pattern.id, annotator: annotation.annotator },
-    });
-    dispatch({ type: 'set', ranks: pattern.prefix_ranks });
-    descriptionRef.current?.focus();
-  }
-
-  function editGold(pattern: GoldDisplayPattern) {
-    setComposer({
-      description: pattern.description,
-      kind: pattern.kind,
-      editing: pattern,
-      source: null,
-    });
-    dispatch({ type: 'set', ranks: pattern.prefix_ranks });
-    descriptionRef.current?.focus();
+    editor.load(
+      {
+        description: pattern.description,
+        kind: pattern.kind,
+        editing: null,
+        source: { id: pattern.id, annotator: annotation.annotator },
+      },
+      pattern.prefix_ranks,
+    );
   }
 
   function deleteGold(pattern: GoldDisplayPattern) {
     queue.enqueue(keyId, { type: 'delete', ref: { id: pattern.id, clientId: pattern.client_id } });
-    if (composer.editing?.id === pattern.id) setComposer(EMPTY_COMPOSER);
-  }
-
-  function cancelEdit() {
-    setComposer(EMPTY_COMPOSER);
-    dispatch({ type: 'clear' });
+    editor.forget(pattern);
   }
 
   function saveGold() {
@@ -314,26 +172,9 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     queue.enqueue(keyId, { type: 'submit' });
   }
 
-  // Save gold never drops the pattern still in the composer: it asks first, as the
-  // workspace's Submit does (workspace/pendingPattern.tsx); the composer is empty after.
-  const guard = usePendingPatternGuard({
-    contents: {
-      submitted,
-      blockers,
-      description: composer.description,
-      kind: composer.kind,
-      selected: ranks.filter((rank) => selection.selected.has(rank)),
-      editing: composer.editing,
-    },
-    editingNumber: composer.editing?.number ?? null,
-    action: 'saveGold',
-    queue,
-    add: addPattern,
-    discard: cancelEdit,
-  });
   const requestSaveGold = () =>
-    guard.request(() => {
-      cancelEdit();
+    editor.guard.request(() => {
+      editor.cancelEdit();
       saveGold();
     });
 
@@ -368,7 +209,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       dispatch,
       lastIndex: ranks.length - 1,
       readOnly: submitted,
-      setKind: (kind) => setComposer((current) => ({ ...current, kind })),
+      setKind: editor.setKind,
       focusDescription: () => descriptionRef.current?.focus(),
       focusNote: () => noteRef.current?.focus(),
       other: (action, target) => {
@@ -393,11 +234,10 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             break;
           }
           case 'add':
-            addPattern();
+            editor.add();
             break;
           case 'clear':
-            if (composer.editing || composer.source) cancelEdit();
-            else dispatch({ type: 'clear' });
+            editor.escape();
             break;
           case 'help':
             setHelpOpen(true);
@@ -411,7 +251,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     if (ready && (!document.activeElement || document.activeElement === document.body)) {
       listRef.current?.focus({ preventScroll: true });
     }
-  }, [ready]);
+  }, [ready, listRef]);
 
   // -- render ----------------------------------------------------------------------
 
@@ -437,13 +277,8 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   }
 
   const { key, annotations, flags, neighbours } = detail;
-  const cursorRank = prefixes[selection.cursor]?.rank;
   // KeyboardHelp lists REVIEW_KEYMAP's entries only, so every action it asks about is one.
   const describeAction = (action: KeyAction) => t(`review.help.${action as ReviewAction}`);
-  // One label column per annotator and one for the gold, the same in the head and the rows
-  // (styles.css sizes them from this count).
-  const columns = { '--label-columns': annotations.length + 1 } as CSSProperties;
-  const max = Math.max(0, ...prefixes.map((prefix) => prefix.coefficient));
   const letters = annotations.map((_, column) => columnLetter(column));
   const statusOf = new Map(annotations.map((annotation) => [annotation.annotator, annotation]));
   const awaiting = detail.awaiting.map((name) =>
@@ -526,115 +361,16 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       </div>
 
       <div className="review-layout">
-        <div className="review-main review-grid-wrap" style={columns}>
-          <ul
-            className="column-legend"
-            aria-label={t('review.columns')}
-            data-testid="annotator-legend"
-          >
-            {annotations.map((annotation, column) => (
-              <li key={annotation.id}>
-                <span className="column-letter">{letters[column]}</span>{' '}
-                {annotation.status === 'submitted'
-                  ? annotation.annotator
-                  : t('review.nameDraft', { name: annotation.annotator })}
-              </li>
-            ))}
-            <li>{t('review.gold')}</li>
-          </ul>
-          <div className="review-grid-head" aria-hidden="true">
-            <span className="rank">#</span>
-            <span className="prefix-body">{t('workspace.prefixes')}</span>
-            <span className="coefficient-head">{t('workspace.coefficient')}</span>
-            <span className="review-labels">
-              {annotations.map((annotation, column) => (
-                <span
-                  key={annotation.id}
-                  className="label-head"
-                  data-testid="label-head"
-                  title={t('review.columnName', {
-                    letter: letters[column],
-                    name: annotation.annotator,
-                  })}
-                >
-                  <span className="column-letter">{letters[column]}</span>
-                  <span className="column-name">{annotation.annotator}</span>
-                </span>
-              ))}
-              <span className="label-head" data-testid="label-head" title={t('review.gold')}>
-                {t('review.gold')}
-              </span>
-              <span className="disagree-slot" />
-            </span>
-          </div>
-          <div
-            ref={listRef}
-            className="prefix-list review-grid"
-            {...prefixListboxProps(
-              t('workspace.prefixes'),
-              cursorRank === undefined ? undefined : rowId(cursorRank),
-              submitted,
-            )}
-            data-testid="review-grid"
-          >
-            {prefixes.map((prefix, index) => {
-              const selected = selection.selected.has(prefix.rank);
-              const labels = annotations.map(
-                (annotation) => annotation.labels[index] ?? ('not-covered' as PrefixLabelValue),
-              );
-              const disagree = new Set(labels).size > 1;
-              return (
-                <div
-                  key={prefix.rank}
-                  {...prefixOptionProps(rowId(prefix.rank), selected, index, dispatch)}
-                  data-testid="review-row"
-                  data-rank={prefix.rank}
-                  data-disagree={disagree}
-                  className={[
-                    'prefix-row',
-                    'review-row',
-                    selected ? 'selected' : '',
-                    index === selection.cursor ? 'cursor' : '',
-                    disagree ? 'disagree' : '',
-                  ].join(' ')}
-                >
-                  <span className="rank" aria-label={t('workspace.rank', { rank: prefix.rank })}>
-                    {prefix.rank}
-                  </span>
-                  <span className="prefix-body">
-                    <PrefixText prefix={prefix} isCausal={key.study.is_causal} />
-                    <NextToken token={prefix.next_token} />
-                  </span>
-                  <Coefficient coefficient={prefix.coefficient} max={max} />
-                  <span className="review-labels">
-                    {annotations.map((annotation, column) => (
-                      <LabelCell
-                        key={annotation.id}
-                        label={labels[column]!}
-                        who={annotation.annotator}
-                      />
-                    ))}
-                    <LabelCell
-                      label={goldLabels.get(prefix.rank) ?? 'not-covered'}
-                      who={t('review.gold')}
-                    />
-                    {disagree ? (
-                      <span
-                        className="disagree-slot disagree-mark"
-                        data-testid="disagree-mark"
-                        title={t('review.disagree')}
-                      >
-                        ≠<span className="visually-hidden">{t('review.disagree')}</span>
-                      </span>
-                    ) : (
-                      <span className="disagree-slot" />
-                    )}
-                  </span>
-                </div>
-              );
-            })}
-          </div>
-        </div>
+        <ReviewGrid
+          ref={listRef}
+          prefixes={prefixes}
+          isCausal={key.study.is_causal}
+          annotations={annotations}
+          goldLabels={goldLabels}
+          selection={selection}
+          dispatch={dispatch}
+          readOnly={submitted}
+        />
 
         <section className="card gold-column review-side" data-testid="gold-column">
           <h2>{t('review.gold')}</h2>
@@ -650,23 +386,11 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             />{' '}
             {t('review.checkToggle')}
           </label>
-          <PatternComposer
-            ref={descriptionRef}
-            description={composer.description}
-            onDescription={(description) => setComposer((c) => ({ ...c, description }))}
-            kind={composer.kind}
-            onKind={(kind) => setComposer((c) => ({ ...c, kind }))}
-            selected={selection.selected.size}
-            blockers={blockers}
-            editing={composer.editing?.number ?? null}
-            onAdd={addPattern}
-            onCancelEdit={cancelEdit}
-            onClearSelection={() => dispatch({ type: 'clear' })}
-          />
-          {composer.source && (
+          <PatternComposer {...editor.composerProps} />
+          {editor.composer.source && (
             <p className="muted" data-testid="adopting">
-              {t('review.adopting', { annotator: composer.source.annotator })}{' '}
-              <button type="button" className="link-button" onClick={cancelEdit}>
+              {t('review.adopting', { annotator: editor.composer.source.annotator })}{' '}
+              <button type="button" className="link-button" onClick={editor.cancelEdit}>
                 {t('composer.cancel')}
               </button>
             </p>
@@ -699,7 +423,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
                     <div className="composer-actions">
                       <button
                         type="button"
-                        onClick={() => editGold(pattern)}
+                        onClick={() => editor.edit(pattern)}
                         aria-label={t('review.editNamed', { description: pattern.description })}
                       >
                         {t('review.edit')}
@@ -835,7 +559,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           ))}
         </div>
       </div>
-      {guard.dialog}
+      {editor.guard.dialog}
       {helpOpen && (
         <KeyboardHelp
           onClose={() => setHelpOpen(false)}
