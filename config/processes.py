@@ -84,13 +84,12 @@ def worker_argv(
     """A Celery worker consuming ``queues``, under ``nice`` at the highest of their
     niceness. ``concurrency`` defaults to the smallest the queues ask for; ``name`` is the
     node name (``-n``; left out, the worker is celery@<hostname>, which compose's health
-    check pings); ``quick_start`` leaves out gossip and mingle (a test's lone worker)."""
+    check pings); ``quick_start`` leaves out gossip and mingle (a test's lone worker). A
+    queue not in ``QUEUES`` (a test's own) runs as the default queue ``celery``."""
     if not queues:
         raise ValueError("a worker needs at least one queue")
-    unknown = [queue for queue in queues if queue not in QUEUES]
-    if unknown:
-        raise ValueError(f"unknown queue(s) {unknown}: known are {sorted(QUEUES)}")
-    chosen = [QUEUES[queue] for queue in queues]
+    # A queue of no table (a test's own) runs as the default one.
+    chosen = [QUEUES.get(queue, QUEUES["celery"]) for queue in queues]
     if concurrency is None:
         asked = [queue.concurrency for queue in chosen if queue.concurrency is not None]
         concurrency = min(asked) if asked else None

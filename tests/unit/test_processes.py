@@ -60,10 +60,14 @@ def test_a_test_worker_is_named_solo_and_starts_without_gossip():
     ]
 
 
-@pytest.mark.parametrize("queues", [[], ["celery", "cpu"]])
-def test_a_worker_for_no_queue_or_an_unknown_one_is_refused(queues):
-    with pytest.raises(ValueError, match="queue"):
-        processes.worker_argv(queues)
+def test_a_worker_for_no_queue_is_refused():
+    with pytest.raises(ValueError, match="at least one queue"):
+        processes.worker_argv([])
+
+
+def test_a_queue_of_a_tests_own_runs_as_the_default_queue():
+    own = processes.worker_argv(["integration-ping"])
+    assert own == [*processes.worker_argv(["celery"])[:8], "integration-ping", "--loglevel", "INFO"]
 
 
 def test_the_queues_are_the_ones_the_settings_route_to(settings):
