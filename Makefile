@@ -22,7 +22,7 @@ FRONTEND_SRC := $(shell find frontend/src frontend/index.html frontend/vite.conf
 MANIFEST := frontend/dist/.vite/manifest.json
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-python test-frontend test-frontend-stress test-embedded lint bench venv frontend schema check-schema clean
+.PHONY: demo test test-fast test-python test-frontend test-frontend-stress test-embedded lint bench venv frontend schema check-schema clean
 
 venv: $(VENV)/.installed
 
@@ -55,8 +55,14 @@ demo: venv frontend
 
 test: test-python test-frontend
 
+# --durations: the 25 slowest tests, printed at the end of every run.
 test-python: venv frontend
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
+
+# The quick loop while working: the unit and API tests, no real model, service or browser.
+test-fast: venv
+	$(PY) -m pytest tests/unit tests/api -m "not slow and not integration and not e2e" \
+		--durations=10 $(PYTEST_ARGS)
 
 test-frontend: frontend/node_modules/.installed
 	cd frontend && npm test
@@ -66,11 +72,14 @@ N ?= 20
 test-frontend-stress: frontend/node_modules/.installed
 	cd frontend && scripts/test-under-load.sh $(N)
 
-# The embedded default (SQLite, the file-system broker) against the same suite minus
-# the tests that need PostgreSQL, Redis or a browser: CI runs both set-ups.
+# The embedded default (SQLite, the file-system broker) against the tests whose outcome
+# may depend on the database or the broker (the db_backend rule: tests/conftest.py's
+# docstring), minus those that need PostgreSQL, Redis or a browser. CI runs `make test`
+# on PostgreSQL and Redis first, then this.
 test-embedded: venv frontend
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u REQUIRE_SERVICES \
-		$(PY) -m pytest -m "not integration and not e2e" $(PYTEST_ARGS)
+		$(PY) -m pytest -m "db_backend and not integration and not e2e" --durations=10 \
+		$(PYTEST_ARGS)
 
 lint: venv frontend/node_modules/.installed
 	$(VENV)/bin/ruff check .

@@ -284,6 +284,8 @@ def main() -> int:
     }
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
+    from config import processes  # the argv of gunicorn and the worker, as deployed
+
     started = time.monotonic()
     _setup(max(args.users, args.many), args.keys)
     export_study = None if args.skip_export else _export_study()
@@ -291,50 +293,30 @@ def main() -> int:
 
     port = _free_port()
     host = f"http://127.0.0.1:{port}"
-    processes: list[subprocess.Popen[bytes]] = []
+    children: list[subprocess.Popen[bytes]] = []
     worker_log = tmp / "worker.log"
     try:
         # The deployed settings (workers, threads, preload), only bound elsewhere.
-        processes.append(
+        children.append(
             subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "-c",
-                    str(ROOT / "config" / "gunicorn.conf.py"),
-                    "config.wsgi:application",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--log-level",
-                    "warning",
-                ],
+                processes.web_argv(
+                    python=sys.executable, bind=f"127.0.0.1:{port}", log_level="warning"
+                ),
                 cwd=ROOT,
                 env=env,
             )
         )
         if export_study is not None:
             with worker_log.open("wb") as log:
-                processes.append(
+                children.append(
                     subprocess.Popen(
-                        [
-                            sys.executable,
-                            "-m",
-                            "celery",
-                            "-A",
-                            "config",
-                            "worker",
-                            "-Q",
-                            "celery",
-                            "-n",
-                            f"bench-load-{os.getpid()}@%h",
-                            "--pool",
-                            "solo",
-                            "--loglevel",
-                            "INFO",
-                            "--without-gossip",
-                            "--without-mingle",
-                        ],
+                        processes.worker_argv(
+                            ["celery"],
+                            python=sys.executable,
+                            pool="solo",
+                            name=f"bench-load-{os.getpid()}@%h",
+                            quick_start=True,
+                        ),
                         cwd=ROOT,
                         env={**env, "LOG_LEVEL": "INFO"},
                         stdout=log,
@@ -396,9 +378,9 @@ def main() -> int:
                 )
             )
     finally:
-        for process in processes:
+        for process in children:
             process.terminate()
-        for process in processes:
+        for process in children:
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:

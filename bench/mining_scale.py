@@ -73,12 +73,11 @@ def drop_database() -> None:
 
 
 def start_worker(name: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    from config import processes
+
     with log.open("wb") as out:
         return subprocess.Popen(
-            [
-                *(sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu"),
-                *("--concurrency", "1", "-n", f"{name}@%h", "--loglevel", "INFO"),
-            ],
+            processes.worker_argv(["gpu"], python=sys.executable, name=f"{name}@%h"),
             cwd=ROOT,
             env=env,
             stdout=out,

@@ -6,11 +6,37 @@ the admin, mallory has an account and no role.
 Tests that need PostgreSQL, Redis, a Celery worker process or Chromium skip with a line
 that says why when the service is missing; with ``REQUIRE_SERVICES=1`` (CI) the same
 situation is a failure, so nothing is skipped silently.
+
+The ``db_backend`` marker (set here, at collection) picks the tests whose outcome may
+depend on which database or broker runs under them; ``make test-embedded`` reruns those
+on the embedded set-up (SQLite, the file-system broker) after ``make test`` has run
+everything on PostgreSQL and Redis. A test is ``db_backend`` when it reaches the database
+or the broker and one of these holds:
+
+1. it tests the SQL itself: it lives in tests/unit/annotate (services and selectors,
+   constraints, migrations, text limits, which SQLite does not enforce), tests/reports
+   (the report's aggregates, bulk imports and exports, JSON fields), tests/mining (the
+   loader's bulk inserts, runs and shards, tasks sent on the broker), or in one of
+   ``BACKEND_MODULES`` below;
+2. it commits (``transactional_db``, ``django_db(transaction=True)``): locking, on-commit
+   callbacks, concurrent connections;
+3. it counts or captures queries (``CaptureQueriesContext``, ``django_assert_num_queries``):
+   a count depends on the backend's batch sizes and savepoints;
+4. it sends tasks or runs on-commit callbacks (``delay``, ``apply_async``,
+   ``django_capture_on_commit_callbacks``), or starts a worker or a service (the fixtures
+   of tests/integration);
+5. it is an integration or an e2e test (real services; make test-embedded leaves them out).
+
+Everything else in tests/api checks the HTTP layer (permissions, validation, error codes,
+serialization) over services whose SQL rule 1 covers, and a test that reaches neither the
+database nor the broker cannot depend on them. Rules 3 and 4 read the names the test's
+code (its nested functions, and the module's helpers it calls) refers to.
 """
 
 from __future__ import annotations
 
 import os
+import types
 from typing import NoReturn, cast
 
 import pytest
@@ -29,6 +55,86 @@ def service_missing(reason: str) -> NoReturn:
     if REQUIRE_SERVICES:
         pytest.fail(f"REQUIRE_SERVICES=1 but {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+# Rule 1 of the docstring: where the SQL is what is tested.
+BACKEND_PATHS = ("tests/unit/annotate/", "tests/reports/", "tests/mining/")
+BACKEND_MODULES = {
+    # Generated input of every kind reaches the database (NUL bytes, long and odd text).
+    "tests/api/test_schema_fuzz.py",
+    # Mining runs' tasks, sent on the broker.
+    "tests/api/test_mining_runs.py",
+    "tests/api/test_preparing.py",
+}
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "live_server"}
+# Rules 2 and 4 by fixture.
+BACKEND_FIXTURES = {
+    "transactional_db",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+    "live_server",
+    "django_assert_num_queries",
+    "django_assert_max_num_queries",
+    "django_capture_on_commit_callbacks",
+    "postgres",
+    "redis_broker",
+    "start_worker",
+    "private_redis",
+}
+# Rules 3 and 4 by the names the test's code refers to.
+BACKEND_NAMES = {
+    "CaptureQueriesContext",
+    "assertNumQueries",
+    "captureOnCommitCallbacks",
+    "delay",
+    "apply_async",
+    "send_task",
+}
+
+
+def _names(function: types.FunctionType) -> set[str]:
+    """The global and attribute names ``function``'s code refers to, its nested functions'
+    and those of the module's own functions it calls."""
+    names: set[str] = set()
+    seen: set[types.CodeType] = set()
+    stack = [function.__code__]
+    while stack:
+        code = stack.pop()
+        if code in seen:
+            continue
+        seen.add(code)
+        names.update(code.co_names)
+        stack.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
+        for name in code.co_names:
+            helper = function.__globals__.get(name)
+            if isinstance(helper, types.FunctionType) and helper.__module__ == function.__module__:
+                stack.append(helper.__code__)
+    return names
+
+
+def backend_dependent(item: pytest.Item) -> bool:
+    """The docstring's rule for ``db_backend``."""
+    path = item.nodeid.split("::", 1)[0]
+    if path.startswith(("tests/integration/", "tests/e2e/")):
+        return True
+    fixtures = set(getattr(item, "fixturenames", ()))
+    django_db = item.get_closest_marker("django_db")
+    if django_db is not None and django_db.kwargs.get("transaction"):
+        return True
+    if fixtures & BACKEND_FIXTURES:
+        return True
+    function = getattr(item, "function", None)
+    if isinstance(function, types.FunctionType) and _names(function) & BACKEND_NAMES:
+        return True
+    if django_db is None and not fixtures & DATABASE_FIXTURES:
+        return False  # it reaches neither the database nor the broker
+    return path.startswith(BACKEND_PATHS) or path in BACKEND_MODULES
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if backend_dependent(item):
+            item.add_marker(pytest.mark.db_backend)
 
 
 @pytest.fixture(autouse=True)

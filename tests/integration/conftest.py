@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from config import processes
 from tests.conftest import service_missing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,26 +78,14 @@ class WorkerProcess:
         self.name = f"test-{uuid.uuid4().hex[:8]}@%h"
         self._log_file = log.open("ab")
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                ",".join(queues),
-                "-n",
-                self.name,
-                "--concurrency",
-                "1",
-                "--pool",
-                "solo",
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-            ],
+            processes.worker_argv(
+                queues,
+                python=sys.executable,
+                concurrency=1,
+                pool="solo",
+                name=self.name,
+                quick_start=True,
+            ),
             cwd=ROOT,
             env=env,
             stdout=self._log_file,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from config import processes
 from tests.conftest import service_missing
 
 PRIVATE_PORTS = range(6391, 6400)  # never the shared Redis on 6379
@@ -117,8 +118,8 @@ def tiny_job(folder: Path, sentences: int) -> tuple[Path, Path]:
 
 
 class ProductionWorker:
-    """``celery -A config worker -Q gpu --concurrency 1 -n NAME@%h``, as docker-compose's
-    worker-gpu runs it (the prefork pool with one child), against the test database."""
+    """The gpu-queue worker as docker-compose's worker-gpu runs it (config/processes.py:
+    the prefork pool with one child, niced), named ``NAME@%h``, against the test database."""
 
     def __init__(self, name: str, data_dir: Path, log: Path, env: dict[str, str]) -> None:
         from tests.integration.conftest import ROOT, worker_env
@@ -126,22 +127,7 @@ class ProductionWorker:
         self.name, self.log = name, log
         self._log_file = log.open("ab")
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                "gpu",
-                "--concurrency",
-                "1",
-                "-n",
-                f"{name}@%h",
-                "--loglevel",
-                "INFO",
-            ],
+            processes.worker_argv(["gpu"], python=sys.executable, name=f"{name}@%h"),
             cwd=ROOT,
             env=worker_env(data_dir, env),
             stdout=self._log_file,

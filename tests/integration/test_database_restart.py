@@ -26,6 +26,7 @@ from django.db import connection
 
 from annotate.api_errors import DATABASE_UNAVAILABLE
 from annotate.models import Annotation, AnnotationEvent, Pattern
+from config import processes
 from tests.factories import PASSWORD, assigned_batch
 from tests.integration.conftest import database_url_of_test_db
 
@@ -86,16 +87,7 @@ def server(postgres, tmp_path) -> Iterator[str]:
         "PYTHONUNBUFFERED": "1",
     }
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "-c",
-            str(ROOT / "config" / "gunicorn.conf.py"),
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-        ],
+        processes.web_argv(python=sys.executable, bind=f"127.0.0.1:{port}"),
         cwd=ROOT,
         env=env,
         stdout=log,

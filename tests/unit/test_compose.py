@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from config import processes
 from tests.conftest import service_missing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,11 +45,10 @@ def test_compose_file_is_valid_and_has_the_production_services(compose):
     assert "healthcheck" in services["postgres"]
     assert services["postgres"]["volumes"]
     assert "migrate" in " ".join(services["web"]["command"])
-    worker = services["worker"]["command"]
-    assert worker[:2] == ["celery", "-A"] and worker[worker.index("-Q") + 1] == "celery"
+    # Their commands are config/processes.py's (tests/unit/test_processes.py).
+    assert services["worker"]["command"] == processes.worker_argv(["celery"])
     gpu = services["worker-gpu"]
-    assert gpu["command"][gpu["command"].index("-Q") + 1] == "gpu"
-    assert gpu["command"][gpu["command"].index("--concurrency") + 1] == "1"
+    assert gpu["command"] == processes.worker_argv(["gpu"])
     device = gpu["deploy"]["resources"]["reservations"]["devices"][0]
     assert device["driver"] == "nvidia" and device["capabilities"] == ["gpu"]
     assert services["web"]["environment"]["DJANGO_ENV"] == "production"
@@ -77,6 +77,7 @@ def test_the_workers_have_a_health_check_that_pings_their_own_celery_node(compos
         assert check["interval"] and check["timeout"] and check["retries"] >= 1
         # The check pings the default node name, celery@<hostname>: the worker must keep it.
         command = service["command"]
+        command = command[command.index("celery") :]  # after nice's own -n
         assert not {"-n", "--hostname"} & set(command), command
         assert not any(word.startswith(("-n=", "--hostname=")) for word in command)
 

@@ -1,17 +1,16 @@
-"""gunicorn runs with config/gunicorn.conf.py wherever ffkv is served, the API bench too."""
+"""config/gunicorn.conf.py: what gunicorn makes of it. That every launcher serves with it:
+tests/unit/test_processes.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from gunicorn.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,42 +50,6 @@ def test_every_name_in_the_config_is_a_gunicorn_setting(monkeypatch):
 def test_the_environment_sizes_the_server_for_another_host(monkeypatch):
     conf = _conf(monkeypatch, WEB_CONCURRENCY="6", GUNICORN_THREADS="8")
     assert (conf["workers"], conf["threads"]) == (6, 8)
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(
-            lambda: " ".join(
-                json.loads(
-                    re.search(r"^CMD (.+)$", (ROOT / "Dockerfile").read_text(), re.M).group(1)
-                )
-            ),
-            id="Dockerfile",
-        ),
-        pytest.param(
-            lambda: yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["web"][
-                "command"
-            ][-1],
-            id="docker-compose web",
-        ),
-    ],
-)
-def test_the_deployments_serve_with_the_config_file(command):
-    assert "gunicorn -c config/gunicorn.conf.py config.wsgi:application" in command()
-    assert "--workers" not in command() and "--threads" not in command()
-
-
-def test_the_api_bench_serves_with_the_config_file():
-    source = (ROOT / "bench" / "api_load.py").read_text()
-    assert '"-c",' in source and 'str(ROOT / "config" / "gunicorn.conf.py")' in source
-    assert '"--workers"' not in source and '"--threads"' not in source
-
-
-def test_the_demo_serves_with_the_config_file():
-    source = (ROOT / "mining" / "management" / "commands" / "demo.py").read_text()
-    assert '"-c",' in source and '"config" / "gunicorn.conf.py"' in source
-    assert '"--workers"' not in source and '"--threads"' not in source
 
 
 def test_the_loaded_app_is_frozen_out_of_the_garbage_collector(tmp_path):

@@ -31,6 +31,7 @@ from django.db import transaction
 
 from annotate.models import Study
 from annotate.services import user_create_annotator
+from config import processes
 from mining import services
 from mining.core import MineConfig, MiningError, MiningStopped
 from mining.models import MiningRun, MiningShard
@@ -128,37 +129,15 @@ def demo_run_pending_shards(run: MiningRun) -> list[int]:
 
 
 def demo_processes(port: int) -> list[list[str]]:
-    """The command lines of the demo's processes: the web server on ``port`` and one
-    Celery worker for both queues. The one place they are written."""
+    """The command lines of the demo's processes (config/processes.py builds them): the web
+    server on ``port`` and one Celery worker for both queues, niced below the web."""
     python = sys.executable
-    web = [
-        python,
-        "-m",
-        "gunicorn",
-        "-c",
-        str(settings.BASE_DIR / "config" / "gunicorn.conf.py"),
-        "config.wsgi:application",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--access-logfile",
-        "-",
-        "--log-level",
-        "warning",
-    ]
-    worker = [
-        python,
-        "-m",
-        "celery",
-        "-A",
-        "config",
-        "worker",
-        "-Q",
-        "celery,gpu",
-        "--concurrency",
-        "1",
-        "--loglevel",
-        "WARNING",
-    ]
+    web = processes.web_argv(
+        python=python, bind=f"127.0.0.1:{port}", access_log=True, log_level="warning"
+    )
+    worker = processes.worker_argv(
+        ["celery", "gpu"], python=python, concurrency=1, log_level="WARNING"
+    )
     return [web, worker]
 
 
@@ -276,7 +255,8 @@ class Command(BaseCommand):
         # Each child in a process group of its own, which this command stops: Ctrl-C
         # reaches this command alone, and a worker's pool process never outlives it.
         children = [
-            subprocess.Popen(argv, env=env, start_new_session=True) for argv in demo_processes(port)
+            subprocess.Popen(argv, cwd=settings.BASE_DIR, env=env, start_new_session=True)
+            for argv in demo_processes(port)
         ]
         web = children[0]
 
