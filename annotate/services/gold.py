@@ -21,17 +21,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from .models import NOTE_MAX_LENGTH, GoldAnnotation, GoldPattern, Key, Pattern, TriggerPrefix
-from .services import (
-    NOTE_TOO_LONG,
-    ServiceError,
-    bump,
-    check_writable,
+from ..models import NOTE_MAX_LENGTH, GoldAnnotation, GoldPattern, Key, Pattern, TriggerPrefix
+from . import ServiceError
+from .annotations import NOTE_TOO_LONG
+from .patterns import (
     validated_description,
     validated_kind,
     validated_pattern_count,
     validated_prefixes,
 )
+from .versions import bump, check_writable
 
 GOLD_STALE_VERSION = (
     "This gold annotation was changed elsewhere (another curator, tab or device) since you "
@@ -61,7 +60,7 @@ class GoldSubmitted(GoldConflict):
 
 
 def _lock(key_id: int) -> GoldAnnotation | None:
-    # As annotate.services._lock: only the gold's own row.
+    # As annotate.services.annotations.annotation_lock: only the gold's own row.
     return (
         GoldAnnotation.objects.select_for_update(of=("self",))
         .select_related("curator")
