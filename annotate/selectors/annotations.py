@@ -50,7 +50,6 @@ class AnnotationView:
 
 
 PATTERN_VIEW_FIELDS = ("id", "description", "kind", "order", "client_id")
-
 PatternViewT = TypeVar("PatternViewT", bound=PatternView)
 
 

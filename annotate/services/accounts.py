@@ -22,7 +22,6 @@ from ..usernames import username_mixes_scripts, username_normal, username_skelet
 from . import ServiceError
 
 USERNAME_TAKEN = "There is already a user named {username!r}."
-
 USERNAME_MIXED_SCRIPTS = (
     "{username!r} mixes Latin, Cyrillic or Greek letters: write a username in one script."
 )
@@ -34,9 +33,7 @@ USERNAME_CONFUSABLE = (
 
 
 ACCOUNT_PROTECTED = "Only a superuser can manage the account of an admin or a superuser."
-
 ACCOUNT_INACTIVE = "{username} is deactivated."
-
 PASSWORD_LINK_INVALID = (
     "This link is not valid: it has expired, was already used, or a newer link replaced "
     "it. Ask your study's admin for a new one."

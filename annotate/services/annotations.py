@@ -33,7 +33,6 @@ from . import ServiceError
 from .versions import bump, check_writable
 
 NOTE_TOO_LONG = "A note can be at most {n} characters."
-
 STALE_VERSION = (
     "This annotation was changed elsewhere (another tab or device) since you loaded it; "
     "here is its current state."
@@ -41,7 +40,6 @@ STALE_VERSION = (
 
 
 ANNOTATION_IS_SUBMITTED = "This annotation is submitted: reopen it before changing it."
-
 KEY_NOT_ASSIGNED = "This key is not in any of your assignments."
 
 
@@ -79,8 +77,6 @@ class _Keep(Enum):
 # For a write's ``guideline_version``: leave the annotation's as it is (a write that is
 # not an annotator's through the API, a test, a seed).
 KEEP = _Keep.KEEP
-
-
 GuidelineStamp = int | None | Literal[_Keep.KEEP]
 
 
@@ -217,8 +213,6 @@ def _annotation_create(
 # The most active time one annotation can record (30 days, 2,592,000 s): a client's total
 # above it is refused (400), not stored.
 MAX_ACTIVE_SECONDS = 30 * 24 * 3600.0
-
-
 ACTIVE_SECONDS_OUT_OF_RANGE = f"Active time must be 0 to {MAX_ACTIVE_SECONDS:.0f} seconds."
 
 

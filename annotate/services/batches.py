@@ -30,26 +30,18 @@ from .check_keys import Grant, check_keys_give
 from .studies import study_check_live
 
 BATCH_NAME_TAKEN = "This study already has a batch with this name."
-
 BATCH_NEEDS_KEYS = "A batch needs at least one key."
-
 BATCH_KEY_OF_ANOTHER_STUDY = "Every key of a batch must belong to the batch's study."
-
 BATCH_LAYERS_EMPTY = "The study has no keys in layer(s): {layers}."
-
 BATCH_SAMPLE_TOO_LARGE = "Cannot sample {n} keys: only {available} keys are available."
-
 BATCH_KEYS_UNKNOWN = "The study has no key(s): {keys}."
-
 BATCH_KEYS_DUPLICATED = "The list names key(s) more than once: {keys}."
-
 BATCH_ALREADY_ASSIGNED = (
     "This batch is already assigned: add annotators to it or raise its overlap instead."
 )
 
 
 BATCH_NOT_ASSIGNED = "This batch is not assigned yet: assign it first."
-
 ASSIGNMENT_OVERLAP_OUT_OF_RANGE = (
     "The overlap ({overlap}) cannot be larger than the number of annotators ({n}): "
     "each key goes to {overlap} different annotators."
@@ -62,7 +54,6 @@ ASSIGNMENT_OVERLAP_LOWERED = (
 
 
 ASSIGNMENT_ALREADY_IN_BATCH = "{username} is already assigned to this batch."
-
 ASSIGNMENT_NOTHING_TO_ADD = (
     "Nothing to add: every key already has {overlap} annotator(s). Raise the overlap to "
     "give keys to the new annotators."
@@ -70,11 +61,8 @@ ASSIGNMENT_NOTHING_TO_ADD = (
 
 
 ASSIGNMENT_ANNOTATORS_DUPLICATED = "Each annotator can be named only once."
-
 NOT_AN_ACTIVE_ANNOTATOR = "{username} is not an active annotator."
-
 REASSIGN_NEEDED = "{username} has {n} unfinished key(s): name the annotator who takes them over."
-
 REASSIGN_TO_SAME_ANNOTATOR = (
     "Unfinished keys cannot be reassigned to the annotator being deactivated."
 )
