@@ -41,7 +41,8 @@ from .models import (
     TriggerPrefix,
 )
 from .permissions import user_can_manage_account
-from .services import ServiceError, username_skeletons, username_validate_new
+from .services import ServiceError
+from .services.accounts import username_skeletons, username_validate_new
 from .usernames import username_normal
 
 
@@ -185,7 +186,7 @@ class GoldPatternInline(admin.TabularInline):
 
 @admin.register(GoldAnnotation)
 class GoldAnnotationAdmin(ReadOnlyAdmin):
-    """Gold is written through ``annotate.gold`` (version checks, the 3-prefix rule)."""
+    """Gold is written through ``annotate.services.gold`` (version checks, the 3-prefix rule)."""
 
     list_display = ["key", "status", "is_check", "curator", "version", "updated_at"]
     list_filter = ["status", "is_check"]

@@ -39,14 +39,14 @@ from .models import (
     TriggerPrefix,
 )
 from .permissions import ANNOTATOR_GROUP, CURATOR_GROUP
-from .selectors import PatternView
-from .services import (
+from .selectors.annotations import PatternView
+from .services import ServiceError
+from .services.accounts import (
     USERNAME_MIXED_SCRIPTS,
-    ServiceError,
-    annotation_state,
     user_create_annotator,
     username_skeletons,
 )
+from .services.annotations import annotation_state
 from .usernames import username_mixes_scripts, username_normal, username_skeleton
 
 WRITE_CHUNK = 500

@@ -52,7 +52,7 @@ class Study(models.Model):
     archived = models.BooleanField(default=False)
     # Share of the regular keys given to an annotator that each bring one check key (a
     # gold key marked as a check) into their assignment, drawn deterministically per
-    # annotator when keys are given (``annotate.checks``). 0: none.
+    # annotator when keys are given (``annotate.services.check_keys``). 0: none.
     check_rate = models.FloatField(default=0.0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -219,13 +219,13 @@ class Assignment(models.Model):
 
 class AssignmentKey(models.Model):
     """One key of an assignment: a key of the assignment's batch (services check), or a
-    check key drawn for the annotator when keys were given (``annotate.checks``)."""
+    check key drawn for the annotator when keys were given (``annotate.services.check_keys``)."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="+")
     key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="+")
     # A check key: listed, counted and served to the annotator like any key of the
     # assignment, and never marked as a check in anything they read; left out of the
-    # batch's figures (``annotate.selectors``).
+    # batch's figures (``annotate.selectors.batches``).
     is_check = models.BooleanField(default=False)
 
     class Meta:
@@ -262,9 +262,9 @@ class Annotation(models.Model):
     # The study's guideline version in force when the annotation was last written; null
     # where the study has no guidelines (or for an import without the field).
     guideline_version = models.PositiveIntegerField(null=True, blank=True)
-    # Made on a check key of the annotator's assignment (``annotate.checks``): it measures
-    # the annotator against gold and is left out of the pooled reports and the batch's
-    # figures.
+    # Made on a check key of the annotator's assignment (``annotate.services.check_keys``):
+    # it measures the annotator against gold and is left out of the pooled reports and
+    # the batch's figures.
     is_check = models.BooleanField(default=False)
 
     class Meta:
@@ -289,7 +289,7 @@ class Pattern(models.Model):
     """A recurring pattern that an annotator sees in at least 3 of a key's trigger prefixes.
 
     The 3-prefix rule and "all prefixes of the annotation's own key" are enforced by the
-    services (``annotate.services.pattern_create``), not here: a many-to-many cannot be
+    services (``annotate.services.patterns.pattern_create``), not here: a many-to-many cannot be
     checked by a row constraint.
     """
 
@@ -334,7 +334,7 @@ class AnnotationEvent(models.Model):
     """The audit trail: who changed an annotation, when, and its state before and after.
 
     ``before``/``after`` hold the annotation's state (note, status, version, patterns with
-    their prefix ranks) as written by ``annotate.services.annotation_state``.
+    their prefix ranks) as written by ``annotate.services.annotations.annotation_state``.
     """
 
     class Action(models.TextChoices):
@@ -381,7 +381,7 @@ class GoldAnnotation(models.Model):
     note = models.TextField(blank=True, max_length=NOTE_MAX_LENGTH)
     version = models.PositiveIntegerField(default=1)
     # A check key: given unannounced, among their keys, to annotators who have not seen
-    # it (``annotate.checks``).
+    # it (``annotate.services.check_keys``).
     is_check = models.BooleanField(default=False)
     curator = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -472,7 +472,7 @@ class CheckServing(models.Model):
     assignment = models.ForeignKey(
         Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # The regular key given in the same grant whose slot drew it (``annotate.checks``);
+    # The regular key given in the same grant whose slot drew it (``annotate.services.check_keys``);
     # null for checks served before they were drawn at grant time.
     drawn_by = models.ForeignKey(
         Key, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from rest_framework.permissions import BasePermission
+
+# A request's user, signed in or not (what the selectors are asked for).
+User = AbstractBaseUser | AnonymousUser
 
 ANNOTATOR_GROUP = "annotator"
 CURATOR_GROUP = "curator"

@@ -75,11 +75,8 @@ def _setup(n_annotators: int, n_keys: int) -> None:
     from django.core.management import call_command
 
     from annotate.models import Key, Study, TriggerPrefix
-    from annotate.services import (
-        assignment_create_with_overlap,
-        batch_create,
-        user_create_annotator,
-    )
+    from annotate.services.accounts import user_create_annotator
+    from annotate.services.batches import assignment_create_with_overlap, batch_create
 
     call_command("migrate", verbosity=0)
     Study.objects.filter(name="bench").delete()

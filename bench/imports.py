@@ -51,7 +51,7 @@ def _validator_of(path: Path) -> Callable[[IO[bytes]], Any]:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return module._validate_file  # type: ignore[no-any-return]
+    return module._validate_file
 
 
 def _current_validator() -> Callable[[IO[bytes]], Any]:

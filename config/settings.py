@@ -297,7 +297,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "AnnotationStatusEnum": "annotate.models.Annotation.Status",
         "ErrorCodeEnum": "annotate.api_errors.ErrorCode",
-        "KeyWorkStatusEnum": "annotate.selectors.KEY_WORK_STATUSES",
+        "KeyWorkStatusEnum": "annotate.selectors.annotations.KEY_WORK_STATUSES",
         "KeyFlagReasonEnum": "annotate.models.KeyFlag.Reason",
         "LabelEnum": "annotate.labels.LABELS",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",

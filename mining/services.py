@@ -25,7 +25,8 @@ from django.utils import timezone
 
 from annotate.models import Study
 from annotate.permissions import ANNOTATOR_GROUP, user_is_annotator
-from annotate.services import assignment_create_with_overlap, batch_create, guideline_publish
+from annotate.services.batches import assignment_create_with_overlap, batch_create
+from annotate.services.guidelines import guideline_publish
 from mining.core.config import MineConfig
 from mining.core.errors import MiningError, MiningStopped
 

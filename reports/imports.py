@@ -53,7 +53,7 @@ the trigger at the end of the text).
 - ``flags`` (per key): the annotators' flags on the key, each ``reason`` (a known one),
   ``annotator`` (a username: one flag each, an unknown one becomes an inactive
   annotator), ``note`` and ``created_at`` (optional: empty, the time of the import),
-  checked as a flag is when it is raised (``annotate.services.key_flag_checked``).
+  checked as a flag is when it is raised (``annotate.services.flags.key_flag_checked``).
 
 A file without them: an empty note, version 1, the time of the import (submitted_at too
 for a submitted annotation), no active time, no guideline version, no check
@@ -105,7 +105,9 @@ from annotate.limits import (
     MAX_VERSION,
 )
 from annotate.models import Annotation, GoldPattern, KeyFlag, Pattern, Study
-from annotate.services import PATTERN_MIN_PREFIXES, ServiceError, key_flag_checked
+from annotate.services import ServiceError
+from annotate.services.flags import key_flag_checked
+from annotate.services.patterns import PATTERN_MIN_PREFIXES
 
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import COUNTS_INVALID, READINGS, value_agreement_every_key
@@ -810,7 +812,7 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
 def _flags(raw: Any) -> list[dict[str, Any]]:
     """The line's ``flags`` (additive): the annotators' flags on the key, each a known
     ``reason``, the ``annotator``'s username (one flag each), and optionally a ``note``
-    (checked as a flag's note is written: ``annotate.services.key_flag_checked``) and
+    (checked as a flag's note is written: ``annotate.services.flags.key_flag_checked``) and
     ``created_at``; by username, as the export writes them."""
     flags = _list(raw, "flags")
     if len(flags) > MAX_ANNOTATORS_PER_KEY:

@@ -4,7 +4,7 @@
 returns integer columns read straight into numpy arrays (on PostgreSQL as one binary
 array per column), never model instances. ``export_chunks`` costs a fixed number of
 queries per chunk of keys and holds one chunk at a time.
-Labels are derived from patterns exactly as ``annotate.selectors`` derives them
+Labels are derived from patterns exactly as the workspace derives them
 (``annotate.labels``: ``LABEL_OF_BITS`` for arrays, ``prefix_labels`` for records).
 """
 
@@ -53,7 +53,7 @@ from annotate.models import (
     Study,
     TriggerPrefix,
 )
-from annotate.selectors import PatternView
+from annotate.selectors.annotations import PatternView
 
 from .models import ExportJob
 from .stats.arrays import GOLD_CODER, AnnotationSet, StudyArrays, empty_int

@@ -17,33 +17,27 @@ from rest_framework.views import APIView
 from ..limits import MAX_ANNOTATORS_PER_KEY, MAX_LAYER
 from ..models import Batch, Study
 from ..permissions import IsAdmin
-from ..selectors import (
-    KEY_WORK_STATUSES,
-    annotator_get,
-    annotator_list,
+from ..selectors.accounts import annotator_get, annotator_list, user_find
+from ..selectors.annotations import KEY_WORK_STATUSES
+from ..selectors.batches import (
     batch_get,
     batch_key_count,
     batch_key_page,
     batch_list_for_study,
     batch_progress,
-    study_check_key_count,
-    study_get,
-    study_layers,
-    study_list,
-    user_find,
 )
-from ..services import (
-    PasswordLink,
-    annotator_create,
+from ..selectors.check_keys import study_check_key_count
+from ..selectors.studies import study_get, study_layers, study_list
+from ..services.accounts import PasswordLink, annotator_create, password_link_create
+from ..services.batches import (
     annotator_deactivate_and_reassign,
     assignment_create_with_overlap,
     assignment_extend,
     batch_create_by_layers,
     batch_create_by_random_sample,
     batch_create_from_list,
-    password_link_create,
-    study_update,
 )
+from ..services.studies import study_update
 from .common import NOT_FOUND, ApiErrorsMixin, ErrorSerializer, UserRefField
 
 UNKNOWN_USER = "There is no user {ref!r}."

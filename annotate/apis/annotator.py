@@ -25,11 +25,14 @@ from rest_framework.views import APIView
 from ..limits import MAX_DESCRIPTION, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
 from ..models import Annotation, Key, KeyFlag, Pattern, TriggerPrefix
 from ..permissions import IsAnnotator
-from ..selectors import (
+from ..selectors.annotations import (
     PatternView,
     annotation_get_for_annotator,
     annotation_view,
     annotation_view_new,
+    pattern_get_for_annotator,
+)
+from ..selectors.keys import (
     assignment_get_for_annotator,
     assignment_list_for_annotator,
     key_count_for_assignment,
@@ -38,19 +41,19 @@ from ..selectors import (
     key_get_for_write,
     key_list_for_assignment,
     key_next_for_annotator,
-    pattern_get_for_annotator,
     prefix_list_for_key,
 )
-from ..services import (
+from ..services.annotations import (
     MAX_ACTIVE_SECONDS,
     AnnotationConflict,
-    PatternCreateResult,
     annotation_get_or_create_for,
     annotation_reopen,
     annotation_save,
     annotation_submit,
-    key_flag_delete,
-    key_flag_set,
+)
+from ..services.flags import key_flag_delete, key_flag_set
+from ..services.patterns import (
+    PatternCreateResult,
     pattern_create,
     pattern_delete,
     pattern_update,
@@ -376,7 +379,8 @@ class NextKeyApi(AnnotatorApi):
             assignment_get_for_annotator(assignment_id=assignment_id, user=request.user) is None
         ):
             raise exceptions.NotFound(NOT_FOUND)
-        # Check keys (annotate.checks) are keys of their assignment: served in its order.
+        # Check keys (annotate.services.check_keys) are keys of their assignment: served in
+        # its order.
         next_key = key_next_for_annotator(user=request.user, assignment_id=assignment_id)
         if next_key is None:
             return Response(status=status.HTTP_204_NO_CONTENT)

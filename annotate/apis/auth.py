@@ -25,7 +25,11 @@ from rest_framework.views import APIView
 
 from ..api_errors import ErrorCode, error_response
 from ..permissions import user_is_annotator, user_is_curator
-from ..services import PASSWORD_LINK_INVALID, password_link_user, password_set_with_link
+from ..services.accounts import (
+    PASSWORD_LINK_INVALID,
+    password_link_user,
+    password_set_with_link,
+)
 from ..usernames import username_normal
 from .common import ApiErrorsMixin, ErrorSerializer, ValidationErrorSerializer
 

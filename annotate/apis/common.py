@@ -14,13 +14,14 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from ..api_errors import ErrorCode, error_response
 from ..labels import KINDS, LABELS
 from ..models import TriggerPrefix
-from ..selectors import (
+from ..selectors.annotations import (
     KEY_WORK_STATUSES,
     AnnotationView,
     annotation_view,
     annotation_view_new,
 )
-from ..services import AnnotationConflict, KeyNotAssigned, ServiceError
+from ..services import ServiceError
+from ..services.annotations import AnnotationConflict, KeyNotAssigned
 
 NOT_FOUND = "Not found."
 

@@ -21,14 +21,14 @@ from ..api_errors import ErrorCode, error_response
 from ..limits import MAX_VERSION
 from ..models import GUIDELINE_MAX_LENGTH, Study
 from ..permissions import IsAdmin, IsAnnotator, IsCurator, user_is_curator
-from ..selectors import (
+from ..selectors.guidelines import (
     guideline_latest,
     guideline_list_for_study,
     guideline_read_version,
-    study_get,
     study_visible_to_annotator,
 )
-from ..services import GuidelinesChanged, guideline_acknowledge, guideline_publish
+from ..selectors.studies import study_get
+from ..services.guidelines import GuidelinesChanged, guideline_acknowledge, guideline_publish
 from .common import (
     NOT_FOUND,
     ApiErrorsMixin,

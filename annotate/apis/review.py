@@ -21,20 +21,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..api_errors import ErrorCode, error_response
-from ..gold import (
-    GoldConflict,
-    gold_pattern_create,
-    gold_pattern_delete,
-    gold_pattern_update,
-    gold_reopen,
-    gold_submit,
-    gold_update,
-)
 from ..labels import LABELS
 from ..limits import MAX_DESCRIPTION, MAX_LAYER, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
 from ..models import GoldAnnotation, GoldPattern, Key, KeyFlag, Pattern, TriggerPrefix
 from ..permissions import IsCurator
-from ..review import (
+from ..selectors.keys import prefix_list_for_key
+from ..selectors.review import (
     QUEUE_STATUSES,
     GoldView,
     gold_pattern_get,
@@ -48,7 +40,15 @@ from ..review import (
     study_get_for_review,
     study_list_for_review,
 )
-from ..selectors import prefix_list_for_key
+from ..services.gold import (
+    GoldConflict,
+    gold_pattern_create,
+    gold_pattern_delete,
+    gold_pattern_update,
+    gold_reopen,
+    gold_submit,
+    gold_update,
+)
 from .common import (
     NOT_FOUND,
     ApiErrorsMixin,

@@ -17,7 +17,7 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 from annotate.apis.admin import BATCH_MODE_NEEDS, UNKNOWN_USER
 from annotate.apis.common import ApiErrorsMixin
 from annotate.models import Annotation, AssignmentKey
-from annotate.services import (
+from annotate.services.batches import (
     ASSIGNMENT_OVERLAP_OUT_OF_RANGE,
     BATCH_ALREADY_ASSIGNED,
     REASSIGN_NEEDED,

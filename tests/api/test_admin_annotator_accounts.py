@@ -10,7 +10,11 @@ from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
 from annotate.permissions import ANNOTATOR_GROUP, user_is_annotator
-from annotate.services import PASSWORD_LINK_INVALID, USERNAME_TAKEN, password_link_tokens
+from annotate.services.accounts import (
+    PASSWORD_LINK_INVALID,
+    USERNAME_TAKEN,
+    password_link_tokens,
+)
 from tests.conftest import client_for
 from tests.factories import PASSWORD, UserFactory
 
@@ -254,7 +258,8 @@ def test_only_a_superuser_resets_or_deactivates_a_staff_annotator(sam, carol, st
 def test_the_services_refuse_a_staff_member_an_admins_account(sam, carol_annotates, stan, bob):
     from django.core.exceptions import PermissionDenied
 
-    from annotate.services import annotator_deactivate_and_reassign, password_link_create
+    from annotate.services.accounts import password_link_create
+    from annotate.services.batches import annotator_deactivate_and_reassign
 
     for account in (carol_annotates, stan):
         with pytest.raises(PermissionDenied):

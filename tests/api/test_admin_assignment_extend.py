@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import AssignmentKey
-from annotate.services import (
+from annotate.services.batches import (
     ASSIGNMENT_ALREADY_IN_BATCH,
     ASSIGNMENT_NOTHING_TO_ADD,
     ASSIGNMENT_OVERLAP_LOWERED,

@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import Annotation
-from annotate.services import assignment_create_with_overlap
+from annotate.services.batches import assignment_create_with_overlap
 from tests.conftest import _annotator, client_for
 from tests.factories import AnnotationFactory, BatchFactory, KeyFactory
 

@@ -1,5 +1,5 @@
 """Check keys: drawn when keys are given to an annotator, and from then on keys of their
-assignment that nothing an annotator reads tells apart (``annotate.checks``)."""
+assignment that nothing an annotator reads tells apart (``annotate.services.check_keys``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from annotate.models import (
     Key,
 )
 from annotate.permissions import ANNOTATOR_GROUP
-from annotate.services import (
+from annotate.services.batches import (
     annotator_deactivate_and_reassign,
     assignment_create,
     assignment_create_with_overlap,

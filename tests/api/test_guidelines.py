@@ -325,7 +325,7 @@ def test_the_admin_list_costs_the_same_queries_for_one_or_many_versions(carol, a
 
 
 def test_a_write_outside_the_api_leaves_the_recorded_version_as_it_is(alice, study_key):
-    from annotate.services import annotation_get_or_create_for, annotation_save
+    from annotate.services.annotations import annotation_get_or_create_for, annotation_save
 
     _, key = study_key
     annotation = annotation_get_or_create_for(key=key, annotator=alice, guideline_version=3)

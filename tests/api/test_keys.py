@@ -14,13 +14,9 @@ from annotate.apis.annotator import PREFIX_RANKS_UNKNOWN, KeyDetailApi
 from annotate.apis.common import AnnotationStateSerializer
 from annotate.limits import MAX_PATTERNS_PER_ANNOTATION
 from annotate.models import Annotation, AnnotationEvent, Key, Pattern
-from annotate.selectors import annotation_view
-from annotate.services import (
-    ANNOTATION_IS_SUBMITTED,
-    PATTERN_DUPLICATE_PREFIXES,
-    PATTERN_NEEDS_THREE_PREFIXES,
-    STALE_VERSION,
-)
+from annotate.selectors.annotations import annotation_view
+from annotate.services.annotations import ANNOTATION_IS_SUBMITTED, STALE_VERSION
+from annotate.services.patterns import PATTERN_DUPLICATE_PREFIXES, PATTERN_NEEDS_THREE_PREFIXES
 from tests.conftest import client_for
 from tests.errors import field_errors
 from tests.factories import (

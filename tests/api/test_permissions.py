@@ -13,7 +13,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotate.models import Annotation, AnnotationEvent, Pattern
-from annotate.services import annotation_get_or_create_for, assignment_create, pattern_create
+from annotate.services.annotations import annotation_get_or_create_for
+from annotate.services.batches import assignment_create
+from annotate.services.patterns import pattern_create
 from tests.conftest import client_for
 from tests.factories import BatchFactory, StudyFactory, assigned_batch, key_with_prefixes
 

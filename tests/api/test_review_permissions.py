@@ -14,9 +14,9 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
-from annotate.gold import gold_pattern_create, gold_update
 from annotate.models import GoldAnnotation, GoldPattern, Key, KeyFlag, Study
 from annotate.permissions import CURATOR_GROUP
+from annotate.services.gold import gold_pattern_create, gold_update
 from tests.conftest import client_for
 from tests.factories import annotate_key, assigned_batch
 

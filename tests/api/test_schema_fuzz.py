@@ -77,8 +77,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from annotate.api_errors import ErrorCode
-from annotate.gold import gold_pattern_create
 from annotate.models import Annotation, Assignment, GoldAnnotation, Pattern
+from annotate.services.gold import gold_pattern_create
 from mining.models import MiningRun
 from reports.models import ExportJob
 from reports.tasks import export_study

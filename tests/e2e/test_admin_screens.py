@@ -8,7 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate.models import Annotation, Assignment, AssignmentKey, Batch
-from annotate.services import annotation_get_or_create_for, annotation_save, pattern_create
+from annotate.services.annotations import annotation_get_or_create_for, annotation_save
+from annotate.services.patterns import pattern_create
 from mining.models import MiningRun
 from tests.e2e.conftest import log_in
 from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
@@ -217,7 +218,7 @@ def test_the_assign_form_messages_follow_the_form_as_it_changes(page, carol, ali
 
 
 def test_carol_adds_a_third_annotator_to_an_assigned_batch(page, carol, alice, bob):
-    from annotate.services import assignment_create_with_overlap
+    from annotate.services.batches import assignment_create_with_overlap
     from tests.conftest import _annotator
 
     dave = _annotator("dave")

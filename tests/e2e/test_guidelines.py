@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate.models import Annotation, GuidelineAcknowledgement
-from annotate.services import guideline_publish
+from annotate.services.guidelines import guideline_publish
 from tests.e2e.conftest import log_in
 from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
     patient_expect,

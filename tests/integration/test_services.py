@@ -7,7 +7,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from annotate.selectors import assignment_list_for_annotator
+from annotate.selectors.keys import assignment_list_for_annotator
 from config.celery import app
 from tests.factories import AssignmentFactory, BatchFactory, KeyFactory
 

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 
 from annotate.models import Assignment, Key, KeyFlag
 from annotate.permissions import ANNOTATOR_GROUP
-from annotate.services import FLAG_NOTE_NEEDED
+from annotate.services.flags import FLAG_NOTE_NEEDED
 from reports.exports import FLAG_COLUMNS, export_csv, export_parquet
 from reports.imports import ImportFileError
 from tests.factories import UserFactory

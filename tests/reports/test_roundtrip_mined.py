@@ -15,7 +15,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotate import services
 from annotate.models import (
     Annotation,
     GoldAnnotation,
@@ -25,6 +24,15 @@ from annotate.models import (
     TriggerPrefix,
 )
 from annotate.permissions import CURATOR_GROUP
+from annotate.services.accounts import user_create_annotator
+from annotate.services.annotations import (
+    annotation_get_or_create_for,
+    annotation_save,
+    annotation_submit,
+)
+from annotate.services.batches import assignment_create, batch_create
+from annotate.services.patterns import pattern_create
+from annotate.services.studies import study_update
 from reports.exports import export_jsonl
 from reports.imports import ImportFileError, study_import
 from reports.report import report_build
@@ -48,11 +56,11 @@ def _annotate(study: Study) -> None:
     """Two annotators through the services: a batch of every key, given to both; ann
     submits every key, ben leaves his last key in draft, and their patterns differ."""
     keys = list(Key.objects.filter(study=study).order_by("layer", "index"))
-    batch = services.batch_create(study=study, name="all", keys=keys)
-    ann = services.user_create_annotator(username="ann", password=None)
-    ben = services.user_create_annotator(username="ben", password=None)
+    batch = batch_create(study=study, name="all", keys=keys)
+    ann = user_create_annotator(username="ann", password=None)
+    ben = user_create_annotator(username="ben", password=None)
     for user in (ann, ben):
-        services.assignment_create(batch=batch, annotator=user)
+        assignment_create(batch=batch, annotator=user)
     for k, key in enumerate(keys):
         prefixes = list(key.prefixes.order_by("rank"))
         n = len(prefixes)
@@ -61,9 +69,9 @@ def _annotate(study: Study) -> None:
             ben: [("shallow+semantic", prefixes[k % 2 : k % 2 + 3])] if k % 3 else [],
         }
         for user, patterns in work.items():
-            annotation = services.annotation_get_or_create_for(key=key, annotator=user)
+            annotation = annotation_get_or_create_for(key=key, annotator=user)
             for p, (kind, covered) in enumerate(patterns):
-                annotation = services.pattern_create(
+                annotation = pattern_create(
                     annotation=annotation,
                     actor=user,
                     description=f"{kind} pattern {p} of {key}",
@@ -72,7 +80,7 @@ def _annotate(study: Study) -> None:
                     version=annotation.version,
                 ).annotation
             if k % 2 == 0:
-                annotation = services.annotation_save(
+                annotation = annotation_save(
                     annotation=annotation,
                     actor=user,
                     note=f"={user.username}'s note on {key}\nsecond line",
@@ -80,9 +88,7 @@ def _annotate(study: Study) -> None:
                 )
             if user is ben and k == len(keys) - 1:
                 continue  # a draft: the report leaves it out unless submitted_only=False
-            services.annotation_submit(
-                annotation=annotation, actor=user, version=annotation.version
-            )
+            annotation_submit(annotation=annotation, actor=user, version=annotation.version)
     _time_checks_and_gold(keys)
 
 
@@ -98,7 +104,7 @@ def _time_checks_and_gold(keys: list[Key]) -> None:
         )
     first, second = keys[0], keys[1]
     prefixes = list(first.prefixes.order_by("rank"))
-    cleo = services.user_create_annotator(username="cleo", password=None)
+    cleo = user_create_annotator(username="cleo", password=None)
     check = Annotation.objects.create(key=first, annotator=cleo, status="submitted", is_check=True)
     pattern = Pattern.objects.create(annotation=check, description="check", kind="semantic")
     pattern.prefixes.set(prefixes[:3])
@@ -145,7 +151,7 @@ def mined_study(settings, tmp_path, tiny_gpt2_dir, tiny_corpus):  # noqa: F811
         perturb=True,
     )
     study = Study.objects.get(name="tiny mined")
-    services.study_update(study=study, show_value_tokens=True)
+    study_update(study=study, show_value_tokens=True)
     _annotate(study)
     return study
 

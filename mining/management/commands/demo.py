@@ -30,7 +30,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotate.models import Study
-from annotate.services import user_create_annotator
+from annotate.services.accounts import user_create_annotator
 from config import processes
 from mining import services
 from mining.core import MineConfig, MiningError, MiningStopped

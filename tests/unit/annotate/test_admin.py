@@ -21,7 +21,8 @@ from annotate.models import (
     Pattern,
     TriggerPrefix,
 )
-from annotate.services import annotation_get_or_create_for, annotation_save, pattern_create
+from annotate.services.annotations import annotation_get_or_create_for, annotation_save
+from annotate.services.patterns import pattern_create
 from reports.models import ExportJob
 from tests.factories import StudyFactory, assigned_batch
 
@@ -233,7 +234,7 @@ def test_an_assignment_page_counts_its_keys_and_links_to_their_list(admin_client
 def test_a_gold_annotation_is_shown_with_its_patterns_and_their_source(
     admin_client, worked_key, carol
 ):
-    from annotate.gold import gold_pattern_create
+    from annotate.services.gold import gold_pattern_create
 
     _, source = worked_key
     key = source.annotation.key

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from annotate.checks import check_key_order, slot_draws_check
+from annotate.services.check_keys import check_key_order, slot_draws_check
 
 
 def _draws(n: int, rate: float, annotator_id: int = 7, study_id: int = 3, seed: int = 0):

@@ -6,11 +6,9 @@ import pytest
 
 from annotate.labels import label_for_kinds
 from annotate.models import Annotation
-from annotate.selectors import (
-    annotation_view,
-    batch_progress,
-    key_next_for_annotator,
-)
+from annotate.selectors.annotations import annotation_view
+from annotate.selectors.batches import batch_progress
+from annotate.selectors.keys import key_next_for_annotator
 from tests.factories import (
     AnnotationFactory,
     AssignmentFactory,

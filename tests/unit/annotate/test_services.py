@@ -8,8 +8,19 @@ import uuid
 import pytest
 
 from annotate.models import Annotation, AnnotationEvent, Assignment, AssignmentKey, Pattern
-from annotate.services import (
+from annotate.services import ServiceError
+from annotate.services.annotations import (
     ANNOTATION_IS_SUBMITTED,
+    AnnotationSubmitted,
+    KeyNotAssigned,
+    StaleVersion,
+    annotation_get_or_create_for,
+    annotation_reopen,
+    annotation_save,
+    annotation_state,
+    annotation_submit,
+)
+from annotate.services.batches import (
     ASSIGNMENT_ANNOTATORS_DUPLICATED,
     ASSIGNMENT_OVERLAP_OUT_OF_RANGE,
     BATCH_ALREADY_ASSIGNED,
@@ -19,26 +30,19 @@ from annotate.services import (
     BATCH_NAME_TAKEN,
     BATCH_SAMPLE_TOO_LARGE,
     NOT_AN_ACTIVE_ANNOTATOR,
-    PATTERN_DUPLICATE_PREFIXES,
-    PATTERN_NEEDS_DESCRIPTION,
-    PATTERN_NEEDS_THREE_PREFIXES,
-    PATTERN_PREFIX_OF_ANOTHER_KEY,
     REASSIGN_TO_SAME_ANNOTATOR,
-    AnnotationSubmitted,
-    KeyNotAssigned,
-    ServiceError,
-    StaleVersion,
-    annotation_get_or_create_for,
-    annotation_reopen,
-    annotation_save,
-    annotation_state,
-    annotation_submit,
     annotator_deactivate_and_reassign,
     assignment_create,
     assignment_create_with_overlap,
     batch_create_by_layers,
     batch_create_by_random_sample,
     batch_create_from_list,
+)
+from annotate.services.patterns import (
+    PATTERN_DUPLICATE_PREFIXES,
+    PATTERN_NEEDS_DESCRIPTION,
+    PATTERN_NEEDS_THREE_PREFIXES,
+    PATTERN_PREFIX_OF_ANOTHER_KEY,
     pattern_create,
     pattern_delete,
     pattern_update,

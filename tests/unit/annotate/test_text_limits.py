@@ -8,12 +8,14 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from annotate.models import NOTE_MAX_LENGTH, PATTERN_DESCRIPTION_MAX_LENGTH, Annotation, Pattern
-from annotate.services import (
+from annotate.services import ServiceError
+from annotate.services.annotations import (
     NOTE_TOO_LONG,
-    PATTERN_DESCRIPTION_TOO_LONG,
-    ServiceError,
     annotation_get_or_create_for,
     annotation_save,
+)
+from annotate.services.patterns import (
+    PATTERN_DESCRIPTION_TOO_LONG,
     pattern_create,
     pattern_update,
 )

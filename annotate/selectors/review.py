@@ -28,8 +28,8 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from .labels import agreement_from_grid, label_grid, prefix_labels
-from .models import (
+from ..labels import agreement_from_grid, label_grid, prefix_labels
+from ..models import (
     Annotation,
     AssignmentKey,
     Batch,
@@ -41,12 +41,8 @@ from .models import (
     Study,
     TriggerPrefix,
 )
-from .selectors import (
-    KEY_DETAIL_PREFIX_FIELDS,
-    PATTERN_VIEW_FIELDS,
-    PatternView,
-    fold_pattern_rows,
-)
+from .annotations import PATTERN_VIEW_FIELDS, PatternView, fold_pattern_rows
+from .keys import KEY_DETAIL_PREFIX_FIELDS
 
 # unreviewed: ready and without submitted gold; curated: with submitted gold; flagged:
 # flagged by an annotator, ready or not (curators see a flag at once, not once every
@@ -496,7 +492,7 @@ def source_pattern_for_key(*, key: Key, pattern_id: int) -> Pattern | None:
     """A pattern of a non-check annotation of ``key`` (what a gold pattern may adopt)."""
     return (
         Pattern.objects.filter(pk=pattern_id, annotation__key_id=key.pk, annotation__is_check=False)
-        .select_related("annotation")
+        .select_related("annotation__annotator")
         .first()
     )
 

@@ -1,8 +1,9 @@
 """Writes of the gold annotations: a curator's annotation of a key
 (docs/annotation.md, "Review and gold").
 
-The same rules as an annotator's writes (``annotate.services``): a pattern covers at least
-3 distinct prefixes of the key, has a description and a kind; every write names the
+The same rules as an annotator's writes: a gold pattern is written through the same path
+as an annotator's (``annotate.services.patterns``): it covers at least 3 distinct
+prefixes of the key, has a description and a kind; every write names the
 version it read (0 while the key has no gold: the first write makes it, at version 1),
 a stale one raises ``GoldStaleVersion`` and a write to a submitted gold other than its
 reopening raises ``GoldSubmitted`` (the API answers 409 with the current gold); each
@@ -15,23 +16,24 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max
 from django.utils import timezone
 
-from .models import NOTE_MAX_LENGTH, GoldAnnotation, GoldPattern, Key, Pattern, TriggerPrefix
-from .services import (
-    NOTE_TOO_LONG,
-    ServiceError,
-    bump,
-    check_writable,
-    validated_description,
-    validated_kind,
-    validated_pattern_count,
-    validated_prefixes,
+from ..models import NOTE_MAX_LENGTH, GoldAnnotation, GoldPattern, Key, Pattern, TriggerPrefix
+from ..selectors.annotations import PatternView
+from ..selectors.review import GoldPatternView, gold_patterns
+from . import ServiceError
+from .annotations import NOTE_TOO_LONG
+from .patterns import (
+    PatternOwner,
+    owned_pattern_create,
+    owned_pattern_delete,
+    owned_pattern_update,
 )
+from .versions import bump, check_writable
 
 GOLD_STALE_VERSION = (
     "This gold annotation was changed elsewhere (another curator, tab or device) since you "
@@ -61,7 +63,7 @@ class GoldSubmitted(GoldConflict):
 
 
 def _lock(key_id: int) -> GoldAnnotation | None:
-    # As annotate.services._lock: only the gold's own row.
+    # As annotate.services.annotations.annotation_lock: only the gold's own row.
     return (
         GoldAnnotation.objects.select_for_update(of=("self",))
         .select_related("curator")
@@ -134,6 +136,61 @@ def gold_update(
     return _written(locked, actor, *fields)
 
 
+class GoldPatterns(PatternOwner):
+    """A key's gold annotation as the owner of its patterns, locked (``_gold_for_write``)."""
+
+    model = GoldPattern
+    owner_field = "gold"
+    link_column = "goldpattern_id"
+    row: GoldAnnotation
+
+    def __init__(self, locked: _Locked, *, actor: User) -> None:
+        gold = locked.gold
+        super().__init__(gold, [] if locked.created else list(gold_patterns(gold_id=gold.pk)))
+        self.locked = locked
+        self.actor = actor
+
+    @property
+    def key_id(self) -> int:
+        return self.row.key_id
+
+    def check(self, version: int) -> None:
+        if not self.locked.created:
+            _check(self.row, version)
+
+    def state(self, patterns: Sequence[PatternView]) -> dict[str, Any]:
+        return {}
+
+    def bump(self) -> None:
+        _written(self.locked, self.actor)
+
+    def record(
+        self,
+        action: str,
+        before: dict[str, Any],
+        after: Sequence[PatternView],
+        *,
+        source: dict[str, Any] | None = None,
+    ) -> None:
+        pass
+
+    def view_of(self, pattern: Pattern | GoldPattern, ranks: list[int]) -> PatternView:
+        assert isinstance(pattern, GoldPattern)
+        return GoldPatternView(
+            id=pattern.pk,
+            description=pattern.description,
+            kind=pattern.kind,
+            prefix_ranks=ranks,
+            order=pattern.order,
+            client_id=pattern.client_id,
+            source=pattern.source,
+            source_annotator=None
+            if pattern.source_annotator is None
+            else pattern.source_annotator.get_username(),
+            source_pattern_id=pattern.source_pattern_id,
+        )
+
+
 @dataclass(frozen=True)
 class GoldPatternCreateResult:
     gold: GoldAnnotation
@@ -157,38 +214,29 @@ def gold_pattern_create(
     annotator's ``source_pattern`` (a pattern of this key; its annotator is remembered).
     A retried create with the same ``client_id`` returns the pattern the first attempt
     made (``created=False``)."""
-    locked = _gold_for_write(key=key, actor=actor, version=version)
-    gold = locked.gold
-    if client_id is not None and not locked.created:
-        existing = GoldPattern.objects.filter(gold=gold, client_id=client_id).first()
-        if existing is not None:
-            return GoldPatternCreateResult(gold=gold, pattern=existing, created=False)
-    if not locked.created:
-        _check(gold, version)
-    description = validated_description(description)
-    kind = validated_kind(kind)
-    prefixes = validated_prefixes(key.pk, prefixes)
     if source_pattern is not None and source_pattern.annotation.key_id != key.pk:
         raise ServiceError(SOURCE_OF_ANOTHER_KEY)
-    counted = GoldPattern.objects.filter(gold=gold).aggregate(n=Count("id"), last=Max("order"))
-    validated_pattern_count(counted["n"])
-    pattern = GoldPattern.objects.create(
-        gold=gold,
+    owner = GoldPatterns(_gold_for_write(key=key, actor=actor, version=version), actor=actor)
+    pattern, created, _ = owned_pattern_create(
+        owner,
+        actor=actor,
+        version=version,
         description=description,
         kind=kind,
-        order=(counted["last"] or 0) + 1,
+        prefixes=prefixes,
         client_id=client_id,
         source=GoldPattern.Source.WRITTEN if source_pattern is None else GoldPattern.Source.ADOPTED,
         source_pattern=source_pattern,
-        source_annotator_id=None
-        if source_pattern is None
-        else source_pattern.annotation.annotator_id,
+        source_annotator=None if source_pattern is None else source_pattern.annotation.annotator,
     )
-    links = GoldPattern.prefixes.through
-    links.objects.bulk_create(
-        [links(goldpattern_id=pattern.pk, triggerprefix_id=prefix.pk) for prefix in prefixes]
-    )
-    return GoldPatternCreateResult(gold=_written(locked, actor), pattern=pattern, created=True)
+    assert isinstance(pattern, GoldPattern)
+    return GoldPatternCreateResult(gold=owner.row, pattern=pattern, created=created)
+
+
+def _locked_gold_of(pattern: GoldPattern) -> _Locked:
+    gold = _lock(pattern.gold.key_id)
+    assert gold is not None  # the pattern's gold exists: it is the pattern's
+    return _Locked(gold, False)
 
 
 @transaction.atomic
@@ -203,29 +251,24 @@ def gold_pattern_update(
 ) -> GoldAnnotation:
     """Change a gold pattern (``None``: leave as is). An adopted pattern stays adopted,
     with its source: the curator edited what they adopted."""
-    gold = _lock(pattern.gold.key_id)
-    assert gold is not None  # the pattern's gold exists: it is the pattern's
-    _check(gold, version)
-    fields = []
-    if description is not None:
-        pattern.description = validated_description(description)
-        fields.append("description")
-    if kind is not None:
-        pattern.kind = validated_kind(kind)
-        fields.append("kind")
-    if prefixes is not None:
-        pattern.prefixes.set(validated_prefixes(gold.key_id, prefixes))
-    pattern.save(update_fields=[*fields, "updated_at"])
-    return _written(_Locked(gold, False), actor)
+    owner = GoldPatterns(_locked_gold_of(pattern), actor=actor)
+    owned_pattern_update(
+        owner,
+        pattern,
+        actor=actor,
+        version=version,
+        description=description,
+        kind=kind,
+        prefixes=prefixes,
+    )
+    return owner.row
 
 
 @transaction.atomic
 def gold_pattern_delete(*, pattern: GoldPattern, actor: User, version: int) -> GoldAnnotation:
-    gold = _lock(pattern.gold.key_id)
-    assert gold is not None
-    _check(gold, version)
-    pattern.delete()
-    return _written(_Locked(gold, False), actor)
+    owner = GoldPatterns(_locked_gold_of(pattern), actor=actor)
+    owned_pattern_delete(owner, pattern, actor=actor, version=version)
+    return owner.row
 
 
 @transaction.atomic

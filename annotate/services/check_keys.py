@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from .models import (
+from ..models import (
     Annotation,
     AssignmentKey,
     CheckServing,
@@ -47,7 +47,7 @@ from .models import (
     Key,
     Study,
 )
-from .permissions import CURATOR_GROUP
+from ..permissions import CURATOR_GROUP
 
 _SCALE = float(2**64)
 
