@@ -5,7 +5,7 @@ import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router-dom';
 
 import { App } from './App';
-import { readBootstrap } from './bootstrap';
+import { readBootstrap } from './lib/bootstrap';
 import { initI18n } from './i18n';
 
 initI18n();

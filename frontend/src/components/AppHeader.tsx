@@ -3,9 +3,9 @@ import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router-dom';
 
 import { errorMessage } from '../api/errorMessage';
-import { useAuth } from '../auth/AuthContext';
+import { useAuth } from '../lib/auth';
 import { LanguageSwitcher } from './LanguageSwitcher';
-import { markBidiControls } from '../workspace/tokenDisplay';
+import { markBidiControls } from './patternEditor/tokenDisplay';
 
 export function AppHeader() {
   const { t } = useTranslation();

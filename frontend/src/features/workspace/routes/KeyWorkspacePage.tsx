@@ -1,0 +1,474 @@
+import { useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
+
+import { useAuth } from '../../../lib/auth';
+import { errorMessage } from '../../../api/errorMessage';
+import { Loading } from '../../../components/Loading';
+import { KeyActivityNotice } from '../components/KeyActivityNotice';
+import { clearDraft, useComposerDraft } from '../lib/composerDraft';
+import type { ShownDraft } from '../lib/composerDraft';
+import { ConfirmEmptySubmit } from '../components/ConfirmEmptySubmit';
+import { GuidelinesDialog, GuidelinesGate } from '../components/GuidelinesGate';
+import { KeyboardHelp } from '../../../components/patternEditor/KeyboardHelp';
+import { KeyFlagControl } from '../components/KeyFlagControl';
+import { KEYMAP } from '../../../components/patternEditor/keymap';
+import { nextKeyFor } from '../api/nextKey';
+import { applyPending, deriveLabels } from '../../../components/patternEditor/labels';
+import type { DisplayPattern } from '../../../components/patternEditor/labels';
+import { PatternComposer } from '../../../components/patternEditor/PatternComposer';
+import { PatternList } from '../components/PatternList';
+import { PrefixList } from '../components/PrefixList';
+import { handlePrefixListKey } from '../../../components/patternEditor/prefixListKeys';
+import { useQueue, useQueueSnapshot } from '../../../lib/writeQueue/QueueContext';
+import { SaveState } from '../../../lib/writeQueue/SaveState';
+import { VisibleText } from '../../../components/patternEditor/tokenDisplay';
+import { ValueTokens } from '../../../components/patternEditor/ValueTokens';
+import { WorkspaceNotice } from '../../../lib/writeQueue/WorkspaceNotice';
+import { useCharacterKeys } from '../../../components/patternEditor/useCharacterKeys';
+import { useActiveTime } from '../hooks/useActiveTime';
+import { useGuidelines } from '../hooks/useGuidelines';
+import { useKeyDetail } from '../hooks/useKeyDetail';
+import { useNoteAutosave } from '../../../lib/writeQueue/useNoteAutosave';
+import { useQueueNotices } from '../../../lib/writeQueue/useQueueNotices';
+import { usePatternEditor } from '../../../components/patternEditor/usePatternEditor';
+import { useUndoableDelete } from '../hooks/useUndoableDelete';
+import type { SaveStatus, WriteQueue } from '../../../lib/writeQueue/writeQueue';
+
+export function KeyWorkspacePage() {
+  const { keyId } = useParams();
+  const id = Number(keyId);
+  const queue = useQueue();
+  const { user } = useAuth();
+  const { t } = useTranslation();
+  if (!Number.isInteger(id) || id <= 0) {
+    return <p className="alert">{t('workspace.notFound')}</p>;
+  }
+  if (user && !user.is_annotator) return <p className="alert">{t('home.notAnnotator')}</p>;
+  if (!queue) return <Loading />;
+  // A fresh workspace per key: nothing of one key's selection leaks into the next.
+  return <Workspace key={id} keyId={id} queue={queue} userId={user?.id ?? 0} />;
+}
+
+function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue; userId: number }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const [params] = useSearchParams();
+  const assignmentParam = Number(params.get('assignment'));
+  const askedAssignment =
+    Number.isInteger(assignmentParam) && assignmentParam > 0 ? assignmentParam : undefined;
+
+  const { load, server, setServer, adopt, retry } = useKeyDetail(keyId, queue, askedAssignment);
+  // The address may carry someone else's assignment: only the user's own, as the server
+  // names it (the one of the address where it is theirs and holds the key), is linked to
+  // or asked for the next key; none: home.
+  const assignmentId =
+    load.kind === 'ready' ? (load.detail.assignment_id ?? undefined) : askedAssignment;
+  const guidelines = useGuidelines(load.kind === 'ready' ? load.detail.study : null);
+  const snapshot = useQueueSnapshot(queue);
+  const activeSeconds = useActiveTime(
+    load.kind === 'ready' ? load.detail.annotation.active_seconds : undefined,
+  );
+  const note = useNoteAutosave(queue, keyId, load.kind === 'ready', activeSeconds);
+  const [helpOpen, setHelpOpen] = useState(false);
+  const [flagOpen, setFlagOpen] = useState(false);
+  const [confirmEmpty, setConfirmEmpty] = useState(false);
+  const [characterKeys, setCharacterKeys] = useCharacterKeys();
+  const [advancing, setAdvancing] = useState(false);
+  const [done, setDone] = useState(false);
+  const undoable = useUndoableDelete(queue, keyId);
+  const { deleted } = undoable;
+
+  const noteRef = useRef<HTMLTextAreaElement>(null);
+
+  const prefixes = useMemo(() => (load.kind === 'ready' ? load.detail.prefixes : []), [load]);
+  const ranks = useMemo(() => prefixes.map((prefix) => prefix.rank), [prefixes]);
+
+  const pending = useMemo(
+    () => snapshot.writes.filter((write) => write.keyId === keyId),
+    [snapshot.writes, keyId],
+  );
+  const display = useMemo(() => (server ? applyPending(server, pending) : null), [server, pending]);
+  const labels = useMemo(() => deriveLabels(ranks, display?.patterns ?? []), [ranks, display]);
+  const notCovered = [...labels.values()].filter((label) => label === 'not-covered').length;
+  const submitted = display?.status === 'submitted';
+  // Submit never drops the pattern still in the composer: it asks first (pendingPattern);
+  // the composer is emptied in storage too: the composer of a submitted key is empty.
+  const clearStoredDraft = useCallback(() => clearDraft(userId, keyId), [userId, keyId]);
+  const editor = usePatternEditor<DisplayPattern>({
+    keyId,
+    queue,
+    ranks,
+    submitted,
+    action: 'submit',
+    onClear: clearStoredDraft,
+  });
+  const { selection, dispatch, listRef, composer } = editor;
+  const noteSaving = pending.some((write) => write.op.type === 'note');
+  const noteStatus: SaveStatus = !noteSaving
+    ? 'saved'
+    : snapshot.status === 'saved'
+      ? 'saving'
+      : snapshot.status;
+
+  // -- the half-built pattern survives a reload ------------------------------------
+
+  const { load: loadComposer } = editor;
+  const restoreDraft = useCallback(
+    (draft: ShownDraft) =>
+      loadComposer(
+        { description: draft.description, kind: draft.kind, editing: draft.editing, source: null },
+        draft.selected.filter((rank) => ranks.includes(rank)),
+        false,
+      ),
+    [loadComposer, ranks],
+  );
+  useComposerDraft(
+    userId,
+    keyId,
+    display?.patterns ?? null,
+    {
+      description: composer.description,
+      kind: composer.kind,
+      editing: composer.editing,
+      selected: editor.selectedRanks,
+    },
+    restoreDraft,
+  );
+
+  // -- the queue's news about this key ---------------------------------------------
+
+  const { notice, setNotice } = useQueueNotices(queue, keyId, {
+    adopt,
+    replace: setServer,
+    restore: editor.restoreRefused,
+    serverNote: note.adoptServerNote,
+  });
+
+  // -- patterns --------------------------------------------------------------------
+
+  function deletePattern(pattern: DisplayPattern) {
+    undoable.remove(pattern);
+    editor.forget(pattern);
+  }
+
+  // -- submit and move on ----------------------------------------------------------
+
+  const flushNote = note.flush;
+  const { clear: clearEditor } = editor;
+
+  const submitAndNext = useCallback(async () => {
+    if (advancing || load.kind !== 'ready') return;
+    setAdvancing(true);
+    clearEditor();
+    // Whatever is held back (the note, a delete that could still be undone) goes now.
+    queue.release(keyId);
+    if (!submitted) queue.enqueue(keyId, { type: 'submit', activeSeconds: activeSeconds() });
+    await queue.whenSettled(keyId);
+    try {
+      const next = await nextKeyFor(assignmentId);
+      if (!next) {
+        setDone(true);
+        setAdvancing(false);
+        return;
+      }
+      navigate(`/keys/${next.key_id}?assignment=${next.assignment_id}`);
+    } catch (error) {
+      setNotice({ kind: 'rejected', text: errorMessage(error, t), changes: [], place: 'submit' });
+      setAdvancing(false);
+    }
+  }, [
+    advancing,
+    load.kind,
+    clearEditor,
+    submitted,
+    queue,
+    keyId,
+    activeSeconds,
+    assignmentId,
+    navigate,
+    t,
+    setNotice,
+  ]);
+
+  function reopen() {
+    queue.enqueue(keyId, { type: 'reopen' });
+  }
+
+  // -- the keyboard ----------------------------------------------------------------
+
+  // Ctrl+Enter on a key with no pattern asks before it submits, where nothing else was
+  // asked: a slip would submit an empty key.
+  function requestSubmit(byKeyboard: boolean) {
+    const empty = !submitted && (display?.patterns.length ?? 0) === 0;
+    editor.guard.request((how) => {
+      if (byKeyboard && how === 'nothing' && empty) setConfirmEmpty(true);
+      else void submitAndNext();
+    });
+  }
+
+  // Keys count only inside the workspace (the page's header and menus keep theirs),
+  // and are looked up in the keymap that the help lists.
+  function onKeyDown(event: ReactKeyboardEvent<HTMLElement>) {
+    handlePrefixListKey(event, KEYMAP, characterKeys, {
+      submit: () => requestSubmit(true),
+      leaveField: (field) => {
+        if (field === noteRef.current) flushNote();
+        listRef.current?.focus();
+      },
+      dispatch,
+      lastIndex: ranks.length - 1,
+      readOnly: submitted,
+      setKind: editor.setKind,
+      focusDescription: () => editor.descriptionRef.current?.focus(),
+      focusNote: () => noteRef.current?.focus(),
+      other: (action) => {
+        switch (action) {
+          case 'add':
+            editor.add();
+            break;
+          case 'clear':
+            editor.escape();
+            break;
+          case 'help':
+            setHelpOpen(true);
+            break;
+          case 'guidelines':
+            guidelines.openDialog();
+            break;
+          case 'flag':
+            setFlagOpen(true);
+            break;
+        }
+      },
+    });
+  }
+
+  // Focus starts in the prefix list, where the keys act (unless the user is elsewhere);
+  // before paint, so that a key pressed as soon as the list shows is not lost. Without
+  // scrolling: the page opens at its top, with the composer on screen, also where the
+  // guidelines shown before it were read down to their end.
+  const ready = load.kind === 'ready' && guidelines.gate === 'none';
+  useLayoutEffect(() => {
+    if (!ready) return;
+    if (window.scrollY !== 0) window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+    if (!document.activeElement || document.activeElement === document.body) {
+      listRef.current?.focus({ preventScroll: true });
+    }
+  }, [ready, listRef]);
+
+  // -- render ----------------------------------------------------------------------
+
+  if (load.kind === 'loading') return <Loading />;
+  if (load.kind === 'failed') {
+    return (
+      <section className="card">
+        <p role="alert" className="alert">
+          {t('workspace.loadFailed')} {load.message}
+        </p>
+        <div className="composer-actions">
+          <button type="button" onClick={retry}>
+            {t('home.retry')}
+          </button>
+          <Link to="/">{t('notFound.back')}</Link>
+        </div>
+      </section>
+    );
+  }
+  const { detail } = load;
+  const backTo = assignmentId ? `/assignments/${assignmentId}` : '/';
+
+  if (done) {
+    return (
+      <section className="card" data-testid="all-done">
+        <h1>{t('workspace.allDone')}</h1>
+        <p>{t('workspace.allDoneHint')}</p>
+        <Link to="/">{t('notFound.back')}</Link>
+      </section>
+    );
+  }
+  if (guidelines.gate !== 'none') return <GuidelinesGate guidelines={guidelines} />;
+
+  return (
+    // The shortcuts are the workspace's own (WCAG 2.1.4: scoped, and they can be turned
+    // off); the section is where they are listened for, not a control.
+    // eslint-disable-next-line jsx-a11y/no-noninteractive-element-interactions
+    <section
+      className="workspace"
+      aria-labelledby="workspace-heading"
+      // Clicks on its text keep focus (and so the keys) inside the workspace.
+      tabIndex={-1}
+      onKeyDown={onKeyDown}
+    >
+      <div className="workspace-header">
+        <div>
+          <Link to={backTo} className="back-link">
+            {t('workspace.back')}
+          </Link>
+          <h1 id="workspace-heading">
+            {t('workspace.heading', { layer: detail.layer, index: detail.index })}
+          </h1>
+          <p className="muted">
+            <VisibleText text={detail.study_name} /> ·{' '}
+            <span
+              className={`status-badge status-${display?.status}`}
+              data-testid="annotation-status"
+            >
+              {t(`status.${display?.status ?? 'draft'}`)}
+            </span>{' '}
+            ·{' '}
+            <span data-testid="not-covered-count">
+              {t('workspace.notCoveredCount', { count: notCovered, total: prefixes.length })}
+            </span>
+          </p>
+        </div>
+        <div className="workspace-tools">
+          <SaveState status={snapshot.status} message={snapshot.message} onRetry={queue.retryNow} />
+          <label className="character-keys">
+            <input
+              type="checkbox"
+              checked={characterKeys}
+              onChange={(event) => setCharacterKeys(event.target.checked)}
+            />{' '}
+            {t('help.characterKeys')}
+          </label>
+          <button
+            type="button"
+            onClick={guidelines.openDialog}
+            aria-keyshortcuts={characterKeys ? 'g' : undefined}
+          >
+            {t('guidelines.open')}
+          </button>
+          <button
+            type="button"
+            onClick={() => setHelpOpen(true)}
+            aria-keyshortcuts={characterKeys ? '?' : undefined}
+          >
+            {t('help.open')}
+          </button>
+          <KeyFlagControl
+            keyId={keyId}
+            initial={detail.flag}
+            open={flagOpen}
+            onOpen={() => setFlagOpen(true)}
+            onClose={() => setFlagOpen(false)}
+            characterKeys={characterKeys}
+          />
+        </div>
+      </div>
+
+      <WorkspaceNotice notice={notice} at="top" onDismiss={() => setNotice(null)} />
+
+      <KeyActivityNotice prefixes={prefixes} />
+
+      <div className="workspace-grid">
+        <PrefixList
+          ref={listRef}
+          prefixes={prefixes}
+          isCausal={detail.is_causal}
+          selection={selection}
+          dispatch={dispatch}
+          patterns={display?.patterns ?? []}
+          labels={labels}
+          readOnly={submitted}
+        />
+        <aside className="workspace-side">
+          <PatternComposer {...editor.composerProps} />
+          <WorkspaceNotice notice={notice} at="composer" onDismiss={() => setNotice(null)} />
+          <PatternList
+            patterns={display?.patterns ?? []}
+            readOnly={submitted}
+            onEdit={editor.edit}
+            onDelete={deletePattern}
+            onShow={(pattern) => dispatch({ type: 'set', ranks: pattern.prefix_ranks })}
+            deleted={
+              deleted && {
+                id: deleted.write.id,
+                name: t('workspace.patternNumber', { number: deleted.pattern.number }),
+                description: deleted.pattern.description,
+                onUndo: undoable.undo,
+              }
+            }
+          />
+          <WorkspaceNotice notice={notice} at="patterns" onDismiss={() => setNotice(null)} />
+          <section className="card">
+            <div className="note-heading">
+              <label htmlFor="annotation-note" className="note-label">
+                {t('workspace.note')}
+              </label>
+              <SaveState
+                status={noteStatus}
+                message={snapshot.message}
+                live={false}
+                id="annotation-note-state"
+                testId="note-save-state"
+              />
+            </div>
+            <textarea
+              id="annotation-note"
+              aria-describedby="annotation-note-state"
+              ref={noteRef}
+              value={note.draft ?? ''}
+              readOnly={submitted}
+              maxLength={20000}
+              rows={3}
+              onChange={(event) => note.change(event.target.value)}
+              onBlur={flushNote}
+            />
+            <WorkspaceNotice notice={notice} at="note" onDismiss={() => setNotice(null)} />
+          </section>
+          {detail.value_top_tokens && <ValueTokens tokens={detail.value_top_tokens} />}
+          <section className="card submit-card">
+            {submitted ? (
+              <>
+                <p>{t('workspace.submittedHint')}</p>
+                <div className="composer-actions">
+                  <button type="button" onClick={reopen}>
+                    {t('workspace.reopen')}
+                  </button>
+                  <button
+                    type="button"
+                    className="primary"
+                    onClick={() => requestSubmit(false)}
+                    disabled={advancing}
+                  >
+                    {t('workspace.next')}
+                  </button>
+                </div>
+              </>
+            ) : (
+              <button
+                type="button"
+                className="primary"
+                onClick={() => requestSubmit(false)}
+                disabled={advancing}
+                aria-keyshortcuts="Control+Enter"
+              >
+                {t('workspace.submit')}
+              </button>
+            )}
+            {advancing && snapshot.status !== 'saved' && (
+              <p className="muted">{t('workspace.submitWaiting')}</p>
+            )}
+            <WorkspaceNotice notice={notice} at="submit" onDismiss={() => setNotice(null)} />
+          </section>
+        </aside>
+      </div>
+      {helpOpen && (
+        <KeyboardHelp onClose={() => setHelpOpen(false)} characterKeys={characterKeys} />
+      )}
+      {guidelines.dialogOpen && <GuidelinesDialog guidelines={guidelines} />}
+      {editor.guard.dialog}
+      {confirmEmpty && (
+        <ConfirmEmptySubmit
+          onCancel={() => setConfirmEmpty(false)}
+          onSubmit={() => {
+            setConfirmEmpty(false);
+            void submitAndNext();
+          }}
+        />
+      )}
+    </section>
+  );
+}
