@@ -157,3 +157,34 @@ def test_a_refused_write_records_nothing(alice, bob, curator):
     )
     assert response.status_code == 400
     assert len(_events(key)) == n
+
+
+def test_a_retried_pattern_create_records_one_event(alice, bob, curator):
+    key, _, _ = _key(alice, bob)
+    client_id = str(uuid.uuid4())
+    _add(curator, key, 0, client_id=client_id)
+    response = curator.post(
+        f"/api/review/keys/{key.pk}/gold/patterns/",
+        {
+            "version": 0,
+            "client_id": client_id,
+            "description": "numbers",
+            "kind": "shallow",
+            "prefix_ranks": [1, 2, 3],
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    assert [e.action for e in _events(key)] == ["create", "pattern_create"]
+
+
+def test_a_first_write_that_is_a_save_records_the_gold_made_then_saved(alice, bob, curator):
+    key, _, _ = _key(alice, bob)
+    response = curator.patch(
+        f"/api/review/keys/{key.pk}/gold/", {"version": 0, "note": "to do"}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    made, saved = _events(key)
+    assert (made.action, saved.action) == ("create", "save")
+    assert saved.before == made.after
+    assert (saved.before["note"], saved.after["note"]) == ("", "to do")
