@@ -32,6 +32,7 @@ from .models import (
     Batch,
     CheckServing,
     GoldAnnotation,
+    GoldEvent,
     GoldPattern,
     Guideline,
     Key,
@@ -193,6 +194,16 @@ class GoldAnnotationAdmin(ReadOnlyAdmin):
     list_select_related = ["key__study", "curator"]
     raw_id_fields = ["key", "curator"]
     inlines = [GoldPatternInline]
+
+
+@admin.register(GoldEvent)
+class GoldEventAdmin(ReadOnlyAdmin):
+    """The gold's audit trail records what happened, as the annotators' does."""
+
+    list_display = ["gold", "action", "actor", "at"]
+    list_filter = ["action"]
+    list_select_related = ["gold__key__study", "actor"]
+    raw_id_fields = ["gold", "actor"]
 
 
 @admin.register(KeyFlag)

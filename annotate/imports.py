@@ -31,6 +31,7 @@ from .models import (
     AssignmentKey,
     Batch,
     GoldAnnotation,
+    GoldEvent,
     GoldPattern,
     Key,
     KeyFlag,
@@ -40,6 +41,7 @@ from .models import (
 )
 from .permissions import ANNOTATOR_GROUP, CURATOR_GROUP
 from .selectors.annotations import PatternView
+from .selectors.review import GoldPatternView
 from .services import ServiceError
 from .services.accounts import (
     USERNAME_MIXED_SCRIPTS,
@@ -47,6 +49,7 @@ from .services.accounts import (
     username_skeletons,
 )
 from .services.annotations import annotation_state
+from .services.gold import gold_state
 from .usernames import username_mixes_scripts, username_normal, username_skeleton
 
 WRITE_CHUNK = 500
@@ -537,6 +540,35 @@ def _write_golds(
             for rank in spec["prefix_ranks"]
         ],
         batch_size=5000,
+    )
+    # The gold's audit trail starts with the import too: one "create" event per gold whose
+    # state after is the imported one, in gold_state's shape (as the review API leaves it).
+    gold_views: dict[int, list[PatternView]] = {gold.pk: [] for gold in gold_objs}
+    for obj, spec in zip(pattern_objs, pattern_specs, strict=True):
+        gold_views[obj.gold.pk].append(
+            GoldPatternView(
+                id=obj.pk,
+                description=obj.description,
+                kind=obj.kind,
+                prefix_ranks=list(spec["prefix_ranks"]),
+                order=obj.order,
+                client_id=obj.client_id,
+                source=obj.source,
+                source_annotator=spec["source_annotator"],
+                source_pattern_id=obj.source_pattern_id,
+            )
+        )
+    GoldEvent.objects.bulk_create(
+        [
+            GoldEvent(
+                gold=gold,
+                actor=target.actor,
+                action=GoldEvent.Action.CREATE,
+                before=None,
+                after=gold_state(gold=gold, patterns=gold_views[gold.pk]),
+            )
+            for gold in gold_objs
+        ]
     )
     target.result.golds += len(gold_objs)
     target.result.gold_patterns += len(pattern_objs)

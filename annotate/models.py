@@ -459,6 +459,45 @@ class GoldPattern(models.Model):
         return f"{self.gold}: {self.description[:40]}"
 
 
+class GoldEvent(models.Model):
+    """The gold's audit trail, as ``AnnotationEvent`` is an annotator's: who changed a key's
+    gold annotation, when, and its state before and after.
+
+    ``before``/``after`` hold the gold's state (curator, status, note, check-key mark,
+    version, patterns with their prefix ranks and sources) as written by
+    ``annotate.services.gold.gold_state``; ``source``, for an adoption only, the
+    annotator's annotation (id, annotator, version) and pattern (id) it came from: kept
+    as they were, whatever becomes of the annotation later.
+    """
+
+    class Action(models.TextChoices):
+        CREATE = "create", "create"
+        SAVE = "save", "save"
+        PATTERN_CREATE = "pattern_create", "pattern create"
+        ADOPT = "adopt", "adopt"
+        PATTERN_UPDATE = "pattern_update", "pattern update"
+        PATTERN_DELETE = "pattern_delete", "pattern delete"
+        SUBMIT = "submit", "submit"
+        REOPEN = "reopen", "reopen"
+
+    gold = models.ForeignKey(GoldAnnotation, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(default=timezone.now)
+    action = models.CharField(max_length=20, choices=Action.choices)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    source = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [models.Index(fields=["gold", "at"], name="gold_event_by_time")]
+
+    def __str__(self) -> str:
+        return f"{self.action} on gold {self.gold_id} by {self.actor_id}"
+
+
 class CheckServing(models.Model):
     """A check key given to an annotator (as a key of ``assignment``): at most once per
     annotator and key, and kept when the assignment's row goes (a hand-over), so that the

@@ -9,6 +9,11 @@ a stale one raises ``GoldStaleVersion`` and a write to a submitted gold other th
 reopening raises ``GoldSubmitted`` (the API answers 409 with the current gold); each
 write bumps the version and records the curator who made it. Each service is one
 transaction, under a row lock on the gold annotation.
+
+Every write that changes the gold leaves a ``GoldEvent``, as an annotator's leaves an
+``AnnotationEvent``: who, when, the action, the gold's state before and after
+(``gold_state``), and for an adoption the annotator's annotation and pattern it came
+from (docs/annotation.md, "The audit trail").
 """
 
 from __future__ import annotations
@@ -22,7 +27,15 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..models import NOTE_MAX_LENGTH, GoldAnnotation, GoldPattern, Key, Pattern, TriggerPrefix
+from ..models import (
+    NOTE_MAX_LENGTH,
+    GoldAnnotation,
+    GoldEvent,
+    GoldPattern,
+    Key,
+    Pattern,
+    TriggerPrefix,
+)
 from ..selectors.annotations import PatternView
 from ..selectors.review import GoldPatternView, gold_patterns
 from . import ServiceError
@@ -62,6 +75,56 @@ class GoldSubmitted(GoldConflict):
         super().__init__(GOLD_IS_SUBMITTED, code="gold_submitted", gold=gold)
 
 
+def gold_state(*, gold: GoldAnnotation, patterns: Sequence[PatternView]) -> dict[str, Any]:
+    """The gold as JSON, as its audit trail stores it (before/after), with ``patterns``
+    (as ``gold_patterns`` reads them)."""
+    return {
+        "curator": None if gold.curator is None else gold.curator.get_username(),
+        "status": gold.status,
+        "note": gold.note,
+        "is_check": gold.is_check,
+        "version": gold.version,
+        "patterns": [
+            {
+                "id": pattern.id,
+                "description": pattern.description,
+                "kind": pattern.kind,
+                "prefix_ranks": sorted(pattern.prefix_ranks),
+                "client_id": str(pattern.client_id) if pattern.client_id else None,
+                "source": getattr(pattern, "source", None),
+                "source_annotator": getattr(pattern, "source_annotator", None),
+                "source_pattern_id": getattr(pattern, "source_pattern_id", None),
+            }
+            for pattern in patterns
+        ],
+    }
+
+
+def _record(
+    gold: GoldAnnotation,
+    actor: User,
+    action: str,
+    before: dict[str, Any] | None,
+    patterns: Sequence[PatternView],
+    *,
+    source: dict[str, Any] | None = None,
+) -> None:
+    """The audit record of a gold write; ``patterns``: the gold's patterns after it."""
+    GoldEvent.objects.create(
+        gold=gold,
+        actor=actor,
+        action=action,
+        before=before,
+        after=gold_state(gold=gold, patterns=patterns),
+        source=source,
+    )
+
+
+def _patterns(locked: _Locked) -> list[PatternView]:
+    """The locked gold's patterns: none when this write made it."""
+    return [] if locked.created else list(gold_patterns(gold_id=locked.gold.pk))
+
+
 def _lock(key_id: int) -> GoldAnnotation | None:
     # As annotate.services.annotations.annotation_lock: only the gold's own row.
     return (
@@ -87,7 +150,9 @@ def _gold_for_write(*, key: Key, actor: User, version: int) -> _Locked:
             raise GoldStaleVersion(gold=None)
         try:
             with transaction.atomic():
-                return _Locked(GoldAnnotation.objects.create(key=key, curator=actor), True)
+                gold = GoldAnnotation.objects.create(key=key, curator=actor)
+                _record(gold, actor, GoldEvent.Action.CREATE, None, [])
+                return _Locked(gold, True)
         except IntegrityError:
             # Another request made it between the read and the create.
             gold = _lock(key.pk)
@@ -126,6 +191,8 @@ def gold_update(
     gold = locked.gold
     if not locked.created:
         _check(gold, version)
+    patterns = _patterns(locked)
+    before = gold_state(gold=gold, patterns=patterns)
     fields = []
     if note is not None:
         gold.note = note
@@ -133,7 +200,9 @@ def gold_update(
     if is_check is not None:
         gold.is_check = is_check
         fields.append("is_check")
-    return _written(locked, actor, *fields)
+    _written(locked, actor, *fields)
+    _record(gold, actor, GoldEvent.Action.SAVE, before, patterns)
+    return gold
 
 
 class GoldPatterns(PatternOwner):
@@ -146,7 +215,7 @@ class GoldPatterns(PatternOwner):
 
     def __init__(self, locked: _Locked, *, actor: User) -> None:
         gold = locked.gold
-        super().__init__(gold, [] if locked.created else list(gold_patterns(gold_id=gold.pk)))
+        super().__init__(gold, _patterns(locked))
         self.locked = locked
         self.actor = actor
 
@@ -159,7 +228,7 @@ class GoldPatterns(PatternOwner):
             _check(self.row, version)
 
     def state(self, patterns: Sequence[PatternView]) -> dict[str, Any]:
-        return {}
+        return gold_state(gold=self.row, patterns=patterns)
 
     def bump(self) -> None:
         _written(self.locked, self.actor)
@@ -172,7 +241,7 @@ class GoldPatterns(PatternOwner):
         *,
         source: dict[str, Any] | None = None,
     ) -> None:
-        pass
+        _record(self.row, self.actor, action, before, after, source=source)
 
     def view_of(self, pattern: Pattern | GoldPattern, ranks: list[int]) -> PatternView:
         assert isinstance(pattern, GoldPattern)
@@ -217,6 +286,7 @@ def gold_pattern_create(
     if source_pattern is not None and source_pattern.annotation.key_id != key.pk:
         raise ServiceError(SOURCE_OF_ANOTHER_KEY)
     owner = GoldPatterns(_gold_for_write(key=key, actor=actor, version=version), actor=actor)
+    adopted = source_pattern is not None
     pattern, created, _ = owned_pattern_create(
         owner,
         actor=actor,
@@ -225,12 +295,26 @@ def gold_pattern_create(
         kind=kind,
         prefixes=prefixes,
         client_id=client_id,
+        action=GoldEvent.Action.ADOPT if adopted else GoldEvent.Action.PATTERN_CREATE,
+        audit_source=None if source_pattern is None else _source(source_pattern),
         source=GoldPattern.Source.WRITTEN if source_pattern is None else GoldPattern.Source.ADOPTED,
         source_pattern=source_pattern,
         source_annotator=None if source_pattern is None else source_pattern.annotation.annotator,
     )
     assert isinstance(pattern, GoldPattern)
     return GoldPatternCreateResult(gold=owner.row, pattern=pattern, created=created)
+
+
+def _source(pattern: Pattern) -> dict[str, Any]:
+    """What an adoption took: the annotator's annotation (at the version adopted from) and
+    pattern, as the audit trail records them."""
+    annotation = pattern.annotation
+    return {
+        "annotation_id": annotation.pk,
+        "annotator": annotation.annotator.get_username(),
+        "annotation_version": annotation.version,
+        "pattern_id": pattern.pk,
+    }
 
 
 def _locked_gold_of(pattern: GoldPattern) -> _Locked:
@@ -281,9 +365,13 @@ def gold_submit(*, key: Key, actor: User, version: int) -> GoldAnnotation:
         return gold
     if not locked.created:
         _check(gold, version)
+    patterns = _patterns(locked)
+    before = gold_state(gold=gold, patterns=patterns)
     gold.status = GoldAnnotation.Status.SUBMITTED
     gold.submitted_at = timezone.now()
-    return _written(locked, actor, "status", "submitted_at")
+    _written(locked, actor, "status", "submitted_at")
+    _record(gold, actor, GoldEvent.Action.SUBMIT, before, patterns)
+    return gold
 
 
 @transaction.atomic
@@ -295,6 +383,10 @@ def gold_reopen(*, key: Key, actor: User, version: int) -> GoldAnnotation:
         return gold
     if gold.version != version:
         raise GoldStaleVersion(gold=gold)
+    patterns = _patterns(locked)
+    before = gold_state(gold=gold, patterns=patterns)
     gold.status = GoldAnnotation.Status.DRAFT
     gold.submitted_at = None
-    return _written(locked, actor, "status", "submitted_at")
+    _written(locked, actor, "status", "submitted_at")
+    _record(gold, actor, GoldEvent.Action.REOPEN, before, patterns)
+    return gold

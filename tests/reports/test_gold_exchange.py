@@ -165,6 +165,26 @@ def test_gold_checks_and_active_time_come_back_column_for_column(gold_study):
     )
 
 
+def test_an_imported_gold_starts_its_audit_trail_with_the_import(gold_study):
+    """As an imported annotation does: one "create" event per gold whose state after is
+    the imported gold, in the shape the review API's writes record."""
+    from annotate.models import GoldEvent
+    from annotate.selectors.review import gold_patterns
+    from annotate.services.gold import gold_state
+
+    result = load(export_text(gold_study), study_name="copy")
+    golds = GoldAnnotation.objects.filter(key__study=result.study).select_related("curator")
+    events = GoldEvent.objects.filter(gold__key__study=result.study)
+    assert sorted(e.action for e in events) == ["create", "create"]
+    for gold in golds:
+        (event,) = events.filter(gold=gold)
+        assert event.before is None
+        assert event.after == gold_state(gold=gold, patterns=gold_patterns(gold_id=gold.pk))
+    adopted = events.get(gold__key__layer=1).after["patterns"]
+    assert [p["source"] for p in adopted] == ["adopted", "written", "adopted"]
+    assert adopted[2]["source_annotator"] == "bob"
+
+
 def test_a_hidden_imported_study_with_gold_exports_as_it_was_imported(gold_study):
     # export -> import (archived, out of every annotator's sight) -> export is the same
     # file, byte for byte, but for the study's name.

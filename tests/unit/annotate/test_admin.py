@@ -15,6 +15,7 @@ from annotate.models import (
     AnnotationEvent,
     CheckServing,
     GoldAnnotation,
+    GoldEvent,
     Guideline,
     Key,
     KeyFlag,
@@ -35,6 +36,7 @@ READ_ONLY = [
     Pattern,
     AnnotationEvent,
     GoldAnnotation,
+    GoldEvent,
     KeyFlag,
     Guideline,
     CheckServing,
@@ -255,3 +257,39 @@ def test_a_gold_annotation_is_shown_with_its_patterns_and_their_source(
         f"/admin/annotate/goldannotation/{result.gold.pk}/change/", {"status": "submitted"}
     )
     assert response.status_code == 403
+
+
+def test_the_gold_audit_trail_is_shown_to_an_admin_and_cannot_be_changed(
+    admin_client, worked_key, carol
+):
+    from annotate.services.gold import gold_pattern_create
+
+    _, source = worked_key
+    key = source.annotation.key
+    result = gold_pattern_create(
+        key=key,
+        actor=carol,
+        version=0,
+        description="the curated one",
+        kind="semantic",
+        prefixes=list(key.prefixes.order_by("rank")[:3]),
+        source_pattern=source,
+    )
+    made, adopted = GoldEvent.objects.filter(gold=result.gold).order_by("id")
+    listing = admin_client.get("/admin/annotate/goldevent/")
+    assert listing.status_code == 200
+    assert "2 gold events" in listing.content.decode()
+    url = f"/admin/annotate/goldevent/{adopted.pk}/change/"
+    page = admin_client.get(url)
+    assert page.status_code == 200
+    assert b"the curated one" in page.content  # the state after
+    assert b"pattern_id" in page.content  # the adoption's source
+    for target, body in [
+        (url, {"action": "save"}),
+        ("/admin/annotate/goldevent/add/", {"gold": result.gold.pk, "action": "save"}),
+        (f"/admin/annotate/goldevent/{made.pk}/delete/", {"post": "yes"}),
+    ]:
+        assert admin_client.post(target, body).status_code == 403, target
+    adopted.refresh_from_db()
+    assert adopted.action == "adopt"
+    assert GoldEvent.objects.filter(gold=result.gold).count() == 2
