@@ -80,6 +80,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -88,33 +89,37 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from annotate.imports import (
-    KEY_ADDITIVE,
     NEXT_TOKEN_UNKNOWN,
     ImportedStudy,
     ImportFileError,
     ImportResult,
     study_create_imported,
 )
-from annotate.limits import (
-    MAX_ANNOTATORS_PER_KEY,
-    MAX_DESCRIPTION,
-    MAX_NOTE,
-    MAX_PATTERNS_PER_ANNOTATION,
-    MAX_TOP_K,
-    MAX_VERSION,
-)
+from annotate.limits import MAX_ANNOTATORS_PER_KEY, MAX_PATTERNS_PER_ANNOTATION
 from annotate.models import Annotation, GoldPattern, KeyFlag, Pattern, Study
 from annotate.selectors import LABELS, label_for_kinds
 from annotate.services import PATTERN_MIN_PREFIXES, ServiceError, key_flag_checked
 
+from .contract.records import (
+    ANNOTATION,
+    FLAG,
+    GOLD,
+    GOLD_PATTERN,
+    KEY,
+    LINE,
+    MAX_INT,
+    PATTERN,
+    PREFIX,
+    SCHEMA,
+    STUDY,
+    Field,
+)
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import COUNTS_INVALID, READINGS, value_agreement_every_key
 
 __all__ = ["ImportFileError", "ImportResult", "study_import"]
 
-SCHEMA = "ffkv.annotations/v1"
 MAX_ERRORS = 20
-MAX_INT = 2**31 - 1
 MAX_COUNT = 2**53  # a count that JSON carries exactly
 # The file is read this many bytes at a time, and a line may hold at most
 # ``MAX_LINE_BYTES``: an export's line is one key (a few kilobytes; a key of 64 prefixes
@@ -206,19 +211,14 @@ FLAG_REASON_UNKNOWN = "must be one of " + ", ".join(repr(r) for r in KeyFlag.Rea
 FLAG_TWICE = "{name!r} flags this key twice (one flag per annotator and key)"
 TOO_MANY_FLAGS = f"at most {MAX_ANNOTATORS_PER_KEY} flags per key, got {{n}}"
 
-_STUDY_FIELDS = {"name": 200, "model": 500, "corpus": 500}
-_PREFIX_STRINGS = {"text": None, "trigger_token": 200, "next_token": 200, "sentence": None}
-# Additive fields (docs/data-format.md, "Additive fields"): optional; a file without them
-# imports as a v1 file.
-_STUDY_ADDITIVE = {
-    "n_layers",
-    "d_ff",
-    "is_causal",
-    "vocab_size",
-    "show_value_tokens",
-    "value_agreement",
-    "mining_definitions",
+# Every level's fields, required and additive, and their bounds: the contract's
+# (``reports.contract.records``). Additive fields are optional: a file without them
+# imports as a v1 file (docs/data-format.md, "Additive fields").
+_STUDY_FIELDS = {f.name: f.max_len for f in STUDY.fields if f.required and f.type == "string"}
+_PREFIX_STRINGS = {
+    f.name: f.max_len for f in PREFIX.fields if f.required and f.type.startswith("string")
 }
+_STUDY_ADDITIVE = STUDY.additive
 _STUDY_HEADER_ADDITIVE = (
     "is_causal",
     "vocab_size",
@@ -226,39 +226,37 @@ _STUDY_HEADER_ADDITIVE = (
     "value_agreement",
     "mining_definitions",
 )
-_KEY_ADDITIVE = set(KEY_ADDITIVE)
-_PREFIX_ADDITIVE = {
-    "trigger_token_id",
-    "next_token_id",
-    "suffix",
-    "trigger_start",
-    "trigger_end",
-    "trigger_token_bytes",
-    "next_token_bytes",
-}
+_KEY_ADDITIVE = KEY.additive
+_PREFIX_ADDITIVE = PREFIX.additive
 TOKEN_BYTES_NOT_HEX = "must be the token's bytes as lowercase hex (two digits a byte, at most 200)"
 _HEX_BYTES = re.compile(r"(?:[0-9a-f]{2}){0,100}")
-_ANNOTATION_ADDITIVE = {
-    "note",
-    "version",
-    "created_at",
-    "updated_at",
-    "submitted_at",
-    "active_seconds",
-    "guideline_version",
-    "check",
-}
-_PATTERN_ADDITIVE = {"created_at", "updated_at", "source"}
+_ANNOTATION_ADDITIVE = ANNOTATION.additive
+_PATTERN_ADDITIVE = PATTERN.additive
 # The key's gold annotation (additive): an annotation whose annotator is its curator.
-_GOLD_ADDITIVE = {"note", "version", "is_check", "created_at", "updated_at", "submitted_at"}
-_FLAG_OPTIONAL = {"note", "created_at"}
-_GOLD_PATTERN_ADDITIVE = {
-    "created_at",
-    "updated_at",
-    "source",
-    "source_annotator",
-    "source_pattern",
-}
+_GOLD_ADDITIVE = GOLD.additive
+_FLAG_OPTIONAL = FLAG.additive
+_GOLD_PATTERN_ADDITIVE = GOLD_PATTERN.additive
+
+
+def _bounds(field: Field) -> tuple[int, int]:
+    """An integer field's (lo, hi) as the contract gives them."""
+    return (0 if field.lo is None else field.lo, MAX_INT if field.hi is None else field.hi)
+
+
+_MAX_NOTE = ANNOTATION["note"].max_len
+_MAX_DESCRIPTION = PATTERN["description"].max_len
+_MAX_FLAG_NOTE = FLAG["note"].max_len
+_MAX_USERNAME = ANNOTATION["annotator"].max_len or 150
+_TOP_K = _bounds(STUDY["top_k"])
+_SHAPE = {name: _bounds(STUDY[name]) for name in ("n_layers", "d_ff", "vocab_size")}
+_SEED = _bounds(STUDY["seed"])
+_LAYER = _bounds(KEY["layer"])
+_INDEX = _bounds(KEY["index"])
+_SENTENCE_INDEX = _bounds(PREFIX["sentence_index"])
+_POSITION = _bounds(PREFIX["position"])
+_TRIGGER_TOKEN_ID = _bounds(PREFIX["trigger_token_id"])
+_NEXT_TOKEN_ID = _bounds(PREFIX["next_token_id"])
+_VERSION = _bounds(ANNOTATION["version"])
 # Study.value_agreement's contract (mining.core.value_agreement, ffkv.value-agreement/v1)
 _COUNTS_FIELDS = {"format", "vocab_size", "variants", "final_norm", "layers"}
 _COUNTS_ROW_FIELDS = {"layer", "n_keys", "next_end", "next_unknown", "next_token", "trigger_token"}
@@ -279,7 +277,10 @@ class _LineError(Exception):
 
 
 def _object(
-    value: Any, path: str, fields: set[str], optional: set[str] | frozenset[str] = frozenset()
+    value: Any,
+    path: str,
+    fields: AbstractSet[str],
+    optional: AbstractSet[str] = frozenset(),
 ) -> dict[str, Any]:
     """``value`` as an object with every one of ``fields``, and nothing but ``fields``
     and ``optional``."""
@@ -393,17 +394,17 @@ def _counts(value: Any, header: dict[str, Any]) -> dict[str, Any]:
 
 def _study_header(raw: Any) -> dict[str, Any]:
     """A line's ``study``: the contract's fields, and the additive ones it has."""
-    study = _object(raw, "study", {"name", "model", "corpus", "top_k", "seed"}, _STUDY_ADDITIVE)
+    study = _object(raw, "study", STUDY.required, _STUDY_ADDITIVE)
     header: dict[str, Any] = {
         name: _str(study[name], f"study.{name}", max_len, non_empty=(name == "name"))
         for name, max_len in _STUDY_FIELDS.items()
     }
     # Mining's own bound (annotate.limits.MAX_TOP_K): a larger top_k is no mined study.
-    header["top_k"] = _int(study["top_k"], "study.top_k", 1, MAX_TOP_K)
-    header["seed"] = _int(study["seed"], "study.seed", -(2**31), MAX_INT)
+    header["top_k"] = _int(study["top_k"], "study.top_k", *_TOP_K)
+    header["seed"] = _int(study["seed"], "study.seed", *_SEED)
     for name in ("n_layers", "d_ff", "vocab_size"):  # 0: not known
         if name in study:
-            header[name] = _int(study[name], f"study.{name}")
+            header[name] = _int(study[name], f"study.{name}", *_SHAPE[name])
     for name in ("is_causal", "show_value_tokens"):
         if name in study:
             header[name] = _bool(study[name], f"study.{name}")
@@ -499,10 +500,10 @@ def _prefix_additive(prefix: dict[str, Any], out: dict[str, Any], path: str) -> 
     unknown, where it is null) and the rest of the sentence."""
     if "trigger_token_id" in prefix:
         out["trigger_token_id"] = _int(
-            prefix["trigger_token_id"], f"{path}.trigger_token_id", -1, MAX_INT
+            prefix["trigger_token_id"], f"{path}.trigger_token_id", *_TRIGGER_TOKEN_ID
         )
     if "next_token_id" in prefix:
-        next_id = _int(prefix["next_token_id"], f"{path}.next_token_id", -2, MAX_INT)
+        next_id = _int(prefix["next_token_id"], f"{path}.next_token_id", *_NEXT_TOKEN_ID)
         if out["next_token"] is None and next_id != NEXT_TOKEN_UNKNOWN:
             raise _LineError(f"{path}.next_token_id", NEXT_ID_NOT_UNKNOWN)
         if out["next_token"] is not None and next_id == NEXT_TOKEN_UNKNOWN:
@@ -552,9 +553,9 @@ def _times(raw: dict[str, Any], out: dict[str, Any], path: str) -> None:
 def _annotation_additive(ann: dict[str, Any], out: dict[str, Any], path: str) -> None:
     """The annotation's additive fields that the line has, checked, into ``out``."""
     if "note" in ann:
-        out["note"] = _str(ann["note"], f"{path}.note", MAX_NOTE)
+        out["note"] = _str(ann["note"], f"{path}.note", _MAX_NOTE)
     if "version" in ann:
-        out["version"] = _int(ann["version"], f"{path}.version", 1, MAX_VERSION)
+        out["version"] = _int(ann["version"], f"{path}.version", *_VERSION)
     _times(ann, out, path)
     if "submitted_at" in ann:
         value = ann["submitted_at"]
@@ -582,7 +583,7 @@ def _annotation_more(ann: dict[str, Any], out: dict[str, Any], path: str) -> Non
 
 
 def _username_of(value: Any, path: str) -> str:
-    name = _str(value, path, 150, non_empty=True)
+    name = _str(value, path, _MAX_USERNAME, non_empty=True)
     try:
         _username(name)
     except ValidationError:
@@ -591,7 +592,11 @@ def _username_of(value: Any, path: str) -> str:
 
 
 def _patterns(
-    raw: Any, path: str, seen_ranks: set[int], optional: set[str]
+    raw: Any,
+    path: str,
+    seen_ranks: set[int],
+    required: AbstractSet[str],
+    optional: AbstractSet[str],
 ) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], dict[int, set[str]]]:
     """An annotation's ``patterns``: each (as the file has it, normalised with its
     times), and the kinds that cover each rank."""
@@ -602,9 +607,9 @@ def _patterns(
         raise _LineError(path, TOO_MANY_PATTERNS.format(n=len(raw_patterns)))
     for q, raw_pattern in enumerate(raw_patterns):
         ppath = f"{path}[{q}]"
-        pattern = _object(raw_pattern, ppath, {"description", "kind", "prefix_ranks"}, optional)
+        pattern = _object(raw_pattern, ppath, required, optional)
         description = _str(
-            pattern["description"], f"{ppath}.description", MAX_DESCRIPTION, non_empty=True
+            pattern["description"], f"{ppath}.description", _MAX_DESCRIPTION, non_empty=True
         ).strip()
         kind = pattern["kind"]
         if kind not in Pattern.Kind.values:
@@ -628,6 +633,16 @@ def _patterns(
     return out, kinds
 
 
+# The label of every set of kinds that can cover a prefix (``label_for_kinds``), looked
+# up once per prefix and annotation instead of computed.
+_LABEL_OF_KINDS = {
+    frozenset(kinds): label_for_kinds(kinds)
+    for n in range(len(Pattern.Kind.values) + 1)
+    for kinds in itertools.combinations(Pattern.Kind.values, n)
+}
+_NOT_COVERED = label_for_kinds(())
+
+
 def _labels(raw: Any, path: str, ranks: list[int], kinds: dict[int, set[str]]) -> None:
     """An annotation's ``labels``: one per prefix, each what its patterns make it."""
     labels = _list(raw, path)
@@ -637,7 +652,8 @@ def _labels(raw: Any, path: str, ranks: list[int], kinds: dict[int, set[str]]) -
     if len(labels) != len(ranks):
         raise _LineError(path, LABEL_COUNT.format(n=len(ranks), m=len(labels)))
     for i, (rank, label) in enumerate(zip(ranks, labels, strict=True)):
-        expected = label_for_kinds(kinds.get(rank, ()))
+        covering = kinds.get(rank)
+        expected = _NOT_COVERED if covering is None else _LABEL_OF_KINDS[frozenset(covering)]
         if label != expected:
             raise _LineError(f"{path}[{i}]", LABEL_MISMATCH.format(label=label, expected=expected))
 
@@ -653,7 +669,7 @@ def _gold(
     if raw is None:
         return None
     path = "gold"
-    gold = _object(raw, path, {"annotator", "status", "patterns", "labels"}, _GOLD_ADDITIVE)
+    gold = _object(raw, path, GOLD.required, _GOLD_ADDITIVE)
     curator = gold["annotator"]
     out: dict[str, Any] = {
         "annotator": None if curator is None else _username_of(curator, f"{path}.annotator")
@@ -662,7 +678,11 @@ def _gold(
         raise _LineError(f"{path}.status", STATUS_UNKNOWN)
     out["status"] = gold["status"]
     patterns, kinds = _patterns(
-        gold["patterns"], f"{path}.patterns", seen_ranks, _GOLD_PATTERN_ADDITIVE
+        gold["patterns"],
+        f"{path}.patterns",
+        seen_ranks,
+        GOLD_PATTERN.required,
+        _GOLD_PATTERN_ADDITIVE,
     )
     n_patterns = {a["annotator"]: len(a["patterns"]) for a in annotations}
     for q, (pattern, normal) in enumerate(patterns):
@@ -703,13 +723,13 @@ def _gold(
 
 def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
     """A line's object, checked field by field; returns it normalised."""
-    obj = _object(obj, "", {"schema", "study", "key", "prefixes", "annotations"}, {"gold", "flags"})
+    obj = _object(obj, "", LINE.required, LINE.additive)
     if obj["schema"] != SCHEMA:
         raise _LineError("schema", SCHEMA_WRONG)
     header = headers.validate(obj["study"])
     top_k: int = header["top_k"]
 
-    key = _object(obj["key"], "key", {"layer", "index", "value_top_tokens"}, _KEY_ADDITIVE)
+    key = _object(obj["key"], "key", KEY.required, _KEY_ADDITIVE)
     tokens = []
     for t, pair in enumerate(_list(key["value_top_tokens"], "key.value_top_tokens")):
         path = f"key.value_top_tokens[{t}]"
@@ -717,8 +737,8 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
             raise _LineError(path, PAIR_NOT_TWO)
         tokens.append([_str(pair[0], f"{path}[0]"), _float(pair[1], f"{path}[1]")])
     key_out = {
-        "layer": _int(key["layer"], "key.layer", 1),
-        "index": _int(key["index"], "key.index", 0),
+        "layer": _int(key["layer"], "key.layer", *_LAYER),
+        "index": _int(key["index"], "key.index", *_INDEX),
         "value_top_tokens": tokens,
     }
     if header.get("n_layers") and key_out["layer"] > header["n_layers"]:
@@ -729,7 +749,7 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
 
     prefixes: list[dict[str, Any]] = []
     seen_ranks: set[int] = set()
-    prefix_fields = {"rank", "coefficient", "sentence_index", "position", *_PREFIX_STRINGS}
+    prefix_fields = PREFIX.required
     raw_prefixes = _list(obj["prefixes"], "prefixes")
     if len(raw_prefixes) > top_k:
         raise _LineError("prefixes", TOO_MANY_PREFIXES.format(top_k=top_k, n=len(raw_prefixes)))
@@ -755,8 +775,10 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
                     )
                     for name, max_len in _PREFIX_STRINGS.items()
                 },
-                "sentence_index": _int(prefix["sentence_index"], f"{path}.sentence_index"),
-                "position": _int(prefix["position"], f"{path}.position"),
+                "sentence_index": _int(
+                    prefix["sentence_index"], f"{path}.sentence_index", *_SENTENCE_INDEX
+                ),
+                "position": _int(prefix["position"], f"{path}.position", *_POSITION),
             }
         )
         _prefix_additive(prefix, prefixes[-1], path)
@@ -769,7 +791,7 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
 
     annotations: list[dict[str, Any]] = []
     annotators: set[str] = set()
-    ann_fields = {"annotator", "status", "patterns", "labels"}
+    ann_fields = ANNOTATION.required
     raw_annotations = _list(obj["annotations"], "annotations")
     if len(raw_annotations) > MAX_ANNOTATORS_PER_KEY:
         raise _LineError("annotations", TOO_MANY_ANNOTATIONS.format(n=len(raw_annotations)))
@@ -784,7 +806,7 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
         if status not in Annotation.Status.values:
             raise _LineError(f"{path}.status", STATUS_UNKNOWN)
         patterns, kinds = _patterns(
-            ann["patterns"], f"{path}.patterns", seen_ranks, _PATTERN_ADDITIVE
+            ann["patterns"], f"{path}.patterns", seen_ranks, PATTERN.required, _PATTERN_ADDITIVE
         )
         for q, (pattern, _) in enumerate(patterns):
             if "source" in pattern and pattern["source"] != GoldPattern.Source.WRITTEN:
@@ -819,14 +841,14 @@ def _flags(raw: Any) -> list[dict[str, Any]]:
     seen: set[str] = set()
     for f, value in enumerate(flags):
         path = f"flags[{f}]"
-        flag = _object(value, path, {"reason", "annotator"}, _FLAG_OPTIONAL)
+        flag = _object(value, path, FLAG.required, _FLAG_OPTIONAL)
         name = _username_of(flag["annotator"], f"{path}.annotator")
         if name in seen:
             raise _LineError(f"{path}.annotator", FLAG_TWICE.format(name=name))
         seen.add(name)
         if flag["reason"] not in KeyFlag.Reason.values:
             raise _LineError(f"{path}.reason", FLAG_REASON_UNKNOWN)
-        note = _str(flag.get("note", ""), f"{path}.note", MAX_NOTE)
+        note = _str(flag.get("note", ""), f"{path}.note", _MAX_FLAG_NOTE)
         try:
             note = key_flag_checked(reason=flag["reason"], note=note)
         except ServiceError as exc:

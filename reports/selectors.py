@@ -54,37 +54,25 @@ from annotate.models import (
 )
 from annotate.selectors import PatternView, prefix_labels
 
+from .contract.records import ALWAYS, IF_SET, KEY, PATTERN, PREFIX
 from .models import ExportJob
 from .stats.arrays import GOLD_CODER, AnnotationSet, StudyArrays, empty_int
 from .stats.labels import masks_from_ranks, n_words
 from .stats.perturbation import PERTURBATIONS
 
 EXPORT_CHUNK = 500
-# Beyond the v1 contract (docs/data-format.md, "JSONL v1"), an export record carries
-# these columns of a key and of a prefix as additive fields, under their names
-# (``reports.imports`` reads them back).
-EXPORT_KEY_FIELDS = (
-    "value_top_token_ids",
-    "density",
-    "max_coefficient",
-    "mean_coefficient",
-    "histogram",
-    "perturbation",
-)
-EXPORT_PREFIX_FIELDS = (
-    "trigger_token_id",
-    "next_token_id",
-    "suffix",
-    "trigger_start",
-    "trigger_end",
-)
+# An export record's key and prefixes are their columns under the fields' names, as the
+# contract declares them (``reports.contract.records``; ``reports.imports`` reads them).
+_PREFIX_COLUMNS = PREFIX.columns(written=ALWAYS)
+_PREFIX_ALWAYS = PREFIX.column_fields(written=ALWAYS)
+_N_PREFIX_ALWAYS = len(_PREFIX_ALWAYS)
 # Written only where a prefix has them (a token that is part of a multi-byte character),
 # so that a study without them exports as before.
-EXPORT_PREFIX_FIELDS_IF_SET = ("trigger_token_bytes", "next_token_bytes")
+EXPORT_PREFIX_FIELDS_IF_SET = PREFIX.column_fields(written=IF_SET)
 # And every column of an annotation and of a pattern (its order is the list's order; its
 # client_id, the browser's token for a retried write, is no data of the annotation).
 EXPORT_ANNOTATION_FIELDS = ("note", "version", "created_at", "updated_at", "submitted_at")
-EXPORT_PATTERN_FIELDS = ("created_at", "updated_at")
+EXPORT_PATTERN_FIELDS = tuple(f for f in PATTERN.column_fields() if f in PATTERN.additive)
 # An annotator's pattern is always written by them (a gold pattern may be adopted).
 PATTERN_SOURCE_WRITTEN = "written"
 
@@ -701,14 +689,9 @@ def export_chunks(
         if last is not None:
             keys = keys.filter(_after(*last))
         rows = list(
-            keys.order_by("layer", "index").values_list(
-                "id",
-                "layer",
-                "index",
-                "value_top_tokens",
-                # The additive fields (docs/data-format.md, "Additive fields"): what the miner kept
-                *EXPORT_KEY_FIELDS,
-            )[:chunk_size]
+            # Every field of the key is a column of it (``reports.contract.records.KEY``),
+            # ``layer`` and ``index`` first.
+            keys.order_by("layer", "index").values_list("id", *KEY.columns())[:chunk_size]
         )
         if not rows:
             return
@@ -718,36 +701,16 @@ def export_chunks(
         for key_id, *values in (
             TriggerPrefix.objects.filter(key_id__in=ids)
             .order_by("key_id", "rank")
-            .values_list(
-                "key_id",
-                "rank",
-                "coefficient",
-                "text",
-                "trigger_token",
-                "next_token",
-                "sentence",
-                "sentence_index",
-                "position",
-                *EXPORT_PREFIX_FIELDS,
-                *EXPORT_PREFIX_FIELDS_IF_SET,
-            )
+            .values_list("key_id", *_PREFIX_COLUMNS, *PREFIX.columns(written=IF_SET))
         ):
-            rank, coefficient, text, trigger, nxt, sentence, sentence_index, position = values[:8]
-            n = 8 + len(EXPORT_PREFIX_FIELDS)
             prefixes[key_id].append(
                 {
-                    "rank": rank,
-                    "coefficient": coefficient,
-                    "text": text,
-                    "trigger_token": trigger,
-                    "next_token": nxt,
-                    "sentence": sentence,
-                    "sentence_index": sentence_index,
-                    "position": position,
-                    **dict(zip(EXPORT_PREFIX_FIELDS, values[8:n], strict=True)),
+                    **dict(zip(_PREFIX_ALWAYS, values[:_N_PREFIX_ALWAYS], strict=True)),
                     **{
                         name: value
-                        for name, value in zip(EXPORT_PREFIX_FIELDS_IF_SET, values[n:], strict=True)
+                        for name, value in zip(
+                            EXPORT_PREFIX_FIELDS_IF_SET, values[_N_PREFIX_ALWAYS:], strict=True
+                        )
                         if value
                     },
                 }
@@ -836,18 +799,13 @@ def export_chunks(
             )
         yield [
             {
-                "key": {
-                    "layer": layer,
-                    "index": index,
-                    "value_top_tokens": value_top_tokens,
-                    **dict(zip(EXPORT_KEY_FIELDS, additive, strict=True)),
-                },
+                "key": dict(zip(KEY.column_fields(), values, strict=True)),
                 "prefixes": prefixes[key_id],
                 "annotations": by_key[key_id],
                 "gold": golds.get(key_id),
                 "flags": flags.get(key_id, []),
             }
-            for key_id, layer, index, value_top_tokens, *additive in rows
+            for key_id, *values in rows
         ]
         if len(rows) < chunk_size:
             return
