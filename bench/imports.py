@@ -58,7 +58,7 @@ def _validator_of(path: Path) -> Callable[[IO[bytes]], Any]:
 
 
 def _current_validator() -> Callable[[IO[bytes]], Any]:
-    from reports.imports import _validate_file
+    from reports.imports.records import _validate_file
 
     return _validate_file
 
@@ -107,7 +107,7 @@ def main() -> None:
         from annotate.models import Study
         from annotate.permissions import ANNOTATOR_GROUP
         from reports.exports import export_jsonl
-        from reports.imports import study_import
+        from reports.imports.load import study_import
 
         start = time.perf_counter()
         study_id, sizes = build_study(args.keys, args.annotators)

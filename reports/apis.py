@@ -28,7 +28,7 @@ from annotate.apis.common import (
     ValidationErrorSerializer,
     error_code_field,
 )
-from annotate.imports import ASSIGN_NEEDS_LIVE
+from annotate.imports import ASSIGN_NEEDS_LIVE, ImportFileError
 from annotate.limits import MAX_LAYER, MAX_LIST
 from annotate.models import Key, Study
 from annotate.permissions import IsAdmin
@@ -36,7 +36,7 @@ from annotate.permissions import IsAdmin
 from . import exports, jobs
 from .annotators import CSV_COLUMNS as ANNOTATOR_CSV_COLUMNS
 from .annotators import FLAG_EVIDENCE, QUALITY_FLAGS, annotator_csv, annotator_table
-from .imports import ImportFileError, study_import
+from .imports.load import study_import
 from .models import ExportJob
 from .report import REPORT_CSV_COLUMNS, report_build, report_csv
 from .selectors import ReportFilter, export_job_get, study_annotator_names

@@ -31,7 +31,7 @@ from reports.contract.records import (
 )
 from reports.contract.tables import TABLES
 from reports.exports import export_csv, export_parquet
-from reports.imports import study_import
+from reports.imports.load import study_import
 from tests.reports.roundtrip import as_file, export_lines
 from tests.reports.test_export import unzip
 from tests.reports.test_gold_exchange import gold_study  # noqa: F401

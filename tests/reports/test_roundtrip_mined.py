@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotate import services
+from annotate.imports import ImportFileError
 from annotate.models import (
     Annotation,
     GoldAnnotation,
@@ -26,7 +27,7 @@ from annotate.models import (
 )
 from annotate.permissions import CURATOR_GROUP
 from reports.exports import export_jsonl
-from reports.imports import ImportFileError, study_import
+from reports.imports.load import study_import
 from reports.report import report_build
 from reports.selectors import ReportFilter
 
