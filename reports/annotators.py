@@ -15,7 +15,7 @@ from django.db.models import Count
 from annotate.models import Annotation, KeyFlag, Study
 
 from .csv_cells import csv_cell, csv_writer
-from .selectors import study_arrays
+from .selectors.study_arrays import study_arrays
 from .stats.agreement import StatLayout, key_stats
 from .stats.arrays import StudyArrays, num, safe_div
 from .stats.gold import agreement_with_gold, check_accuracy

@@ -39,7 +39,8 @@ from .annotators import FLAG_EVIDENCE, QUALITY_FLAGS, annotator_csv, annotator_t
 from .imports.load import study_import
 from .models import ExportJob
 from .report import REPORT_CSV_COLUMNS, report_build, report_csv
-from .selectors import ReportFilter, export_job_get, study_annotator_names
+from .selectors.export_jobs import export_job_get
+from .selectors.report_filter import ReportFilter, study_annotator_names
 from .stats.value_agreement import REASONS, VARIANTS
 
 NOT_A_LIST = "Give a comma-separated list."

@@ -28,7 +28,7 @@ from annotate.models import Study
 from .contract.records import SCHEMA, STUDY
 from .contract.tables import FLAGS, LABELS, PATTERNS, TABLES
 from .csv_cells import csv_cell, csv_writer
-from .selectors import export_chunks
+from .selectors.export_records import export_chunks
 
 FORMATS = ("jsonl", "csv", "parquet")
 # CSV and Parquet carry three tables, so each downloads as a zip of three files (README,

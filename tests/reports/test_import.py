@@ -20,7 +20,7 @@ from reports.imports import lines as file_lines
 from reports.imports import messages, records
 from reports.imports.load import study_import
 from reports.report import report_build
-from reports.selectors import ReportFilter
+from reports.selectors.report_filter import ReportFilter
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
 pytestmark = pytest.mark.django_db

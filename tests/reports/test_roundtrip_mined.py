@@ -29,7 +29,7 @@ from annotate.permissions import CURATOR_GROUP
 from reports.exports import export_jsonl
 from reports.imports.load import study_import
 from reports.report import report_build
-from reports.selectors import ReportFilter
+from reports.selectors.report_filter import ReportFilter
 
 # The tiny GPT-2 saved to disk and a corpus of 200 sentences (tests/mining/conftest.py).
 from tests.mining.conftest import tiny_corpus, tiny_gpt2_dir  # noqa: F401
