@@ -259,7 +259,7 @@ def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dic
 
 def time_report(study_id: int) -> dict[str, float]:
     from annotate.models import Study
-    from reports.selectors import study_arrays
+    from reports.selectors.study_arrays import study_arrays
     from reports.stats import agreement, figure2, labels
 
     study = Study.objects.get(pk=study_id)

@@ -16,7 +16,7 @@ from annotate.labels import LABELS, NOT_COVERED
 from annotate.models import Annotation, KeyFlag, Study
 
 from .csv_cells import csv_cell, csv_writer
-from .selectors import study_arrays
+from .selectors.study_arrays import study_arrays
 from .stats.agreement import StatLayout, key_stats
 from .stats.arrays import StudyArrays, num, safe_div
 from .stats.gold import agreement_with_gold, check_accuracy

@@ -25,10 +25,11 @@ from django.utils.text import slugify
 
 from annotate.models import Study
 
+from .contract.records import SCHEMA, STUDY
+from .contract.tables import FLAGS, LABELS, PATTERNS, TABLES
 from .csv_cells import csv_cell, csv_writer
-from .selectors import export_chunks
+from .selectors.export_records import export_chunks
 
-SCHEMA = "ffkv.annotations/v1"
 FORMATS = ("jsonl", "csv", "parquet")
 # CSV and Parquet carry three tables, so each downloads as a zip of three files (README,
 # "Backup and restore"): ``labels``, ``patterns`` and ``flags``, named by ``TABLE_FILES``.
@@ -38,64 +39,17 @@ CONTENT_TYPES = {
     "parquet": "application/zip",
 }
 FILE_SUFFIXES = {"jsonl": ".jsonl", "csv": ".csv.zip", "parquet": ".parquet.zip"}
-# One row per prefix × annotator: the prefix, and the annotator's label of it.
-LABEL_COLUMNS = (
-    "study",
-    "layer",
-    "index",
-    "rank",
-    "coefficient",
-    "text",
-    "trigger_token",
-    "next_token",
-    "sentence",
-    "sentence_index",
-    "position",
-    "annotator",
-    "status",
-    "label",
-    "patterns",
-    "gold",
-    "check",
-)
-# One row per key × annotator × pattern: the annotation (repeated on each of its
-# patterns' rows) and the pattern. An annotation without patterns has one row, its
-# pattern columns empty, so that its note and times are not lost. A key's gold
-# annotation comes after its annotators' rows, ``gold`` true (false on every other row),
-# its curator in ``annotator``; ``check`` is the annotation's ``check`` (made on a check
-# key) or the gold's ``is_check`` (the key is a check key). ``source_pattern`` is the
-# ``pattern`` number of the adopted pattern among ``source_annotator``'s rows of the key.
-PATTERN_COLUMNS = (
-    "study",
-    "layer",
-    "index",
-    "annotator",
-    "status",
-    "note",
-    "version",
-    "created_at",
-    "updated_at",
-    "submitted_at",
-    "gold",
-    "check",
-    "active_seconds",
-    "guideline_version",
-    "pattern",
-    "description",
-    "kind",
-    "prefix_ranks",
-    "pattern_created_at",
-    "pattern_updated_at",
-    "source",
-    "source_annotator",
-    "source_pattern",
-)
-# One row per flag an annotator raised on a key (one per annotator and key).
-FLAG_COLUMNS = ("study", "layer", "index", "annotator", "reason", "note", "created_at")
-TABLE_FILES = {
-    "csv": ("labels.csv", "patterns.csv", "flags.csv"),
-    "parquet": ("labels.parquet", "patterns.parquet", "flags.parquet"),
-}
+# The three tables' columns (``reports.contract.tables``): one row per prefix × annotator
+# (``LABEL_COLUMNS``); one per key × annotator × pattern (``PATTERN_COLUMNS``: an
+# annotation without patterns has one row, its pattern columns empty, so that its note
+# and times are not lost; a key's gold annotation comes after its annotators' rows,
+# ``gold`` true, its curator in ``annotator``; ``check`` is the annotation's ``check`` or
+# the gold's ``is_check``; ``source_pattern`` is the ``pattern`` number of the adopted
+# pattern among ``source_annotator``'s rows of the key); one per flag (``FLAG_COLUMNS``).
+LABEL_COLUMNS = LABELS.names
+PATTERN_COLUMNS = PATTERNS.names
+FLAG_COLUMNS = FLAGS.names
+TABLE_FILES = {fmt: tuple(f"{table.name}.{fmt}" for table in TABLES) for fmt in ("csv", "parquet")}
 UNKNOWN_FORMAT = "The format must be one of jsonl, csv, parquet."
 
 
@@ -112,20 +66,7 @@ def _study_header(study: Study) -> dict[str, Any]:
     """The line's ``study``: the v1 contract's five fields, then the additive ones
     (docs/data-format.md, "Additive fields") that the report reads and a mined study
     cannot be given back without."""
-    return {
-        "name": study.name,
-        "model": study.model_name,
-        "corpus": study.corpus,
-        "top_k": study.top_k,
-        "seed": study.seed,
-        "n_layers": study.n_layers,
-        "d_ff": study.d_ff,
-        "is_causal": study.is_causal,
-        "vocab_size": study.vocab_size,
-        "show_value_tokens": study.show_value_tokens,
-        "value_agreement": study.value_agreement,
-        "mining_definitions": study.mining_definitions,
-    }
+    return {f.name: getattr(study, f.column or f.name) for f in STUDY.fields}
 
 
 ProgressCallback = Callable[[int], None]
@@ -381,84 +322,7 @@ def _ranks_text(ranks: list[int]) -> str:
     return ";".join(str(r) for r in ranks)
 
 
-def _label_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("study", pa.string()),
-            ("layer", pa.int32()),
-            ("index", pa.int64()),
-            ("rank", pa.int32()),
-            ("coefficient", pa.float64()),
-            ("text", pa.string()),
-            ("trigger_token", pa.string()),
-            ("next_token", pa.string()),
-            ("sentence", pa.string()),
-            ("sentence_index", pa.int64()),
-            ("position", pa.int32()),
-            ("annotator", pa.string()),
-            ("status", pa.string()),
-            ("label", pa.string()),
-            ("patterns", pa.string()),
-            ("gold", pa.bool_()),
-            ("check", pa.bool_()),
-        ]
-    )
-
-
-def _pattern_schema() -> Any:
-    import pyarrow as pa
-
-    time = pa.timestamp("us", tz="UTC")
-    return pa.schema(
-        [
-            ("study", pa.string()),
-            ("layer", pa.int32()),
-            ("index", pa.int64()),
-            ("annotator", pa.string()),
-            ("status", pa.string()),
-            ("note", pa.string()),
-            ("version", pa.int64()),
-            ("created_at", time),
-            ("updated_at", time),
-            ("submitted_at", time),
-            ("gold", pa.bool_()),
-            ("check", pa.bool_()),
-            ("active_seconds", pa.float64()),
-            ("guideline_version", pa.int64()),
-            ("pattern", pa.int32()),
-            ("description", pa.string()),
-            ("kind", pa.string()),
-            ("prefix_ranks", pa.list_(pa.int32())),
-            ("pattern_created_at", time),
-            ("pattern_updated_at", time),
-            ("source", pa.string()),
-            ("source_annotator", pa.string()),
-            ("source_pattern", pa.int32()),
-        ]
-    )
-
-
-def _flag_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("study", pa.string()),
-            ("layer", pa.int32()),
-            ("index", pa.int64()),
-            ("annotator", pa.string()),
-            ("reason", pa.string()),
-            ("note", pa.string()),
-            ("created_at", pa.timestamp("us", tz="UTC")),
-        ]
-    )
-
-
-_TIME_COLUMNS = frozenset(
-    {"created_at", "updated_at", "submitted_at", "pattern_created_at", "pattern_updated_at"}
-)
+_TIME_COLUMNS = LABELS.time_columns | PATTERNS.time_columns | FLAGS.time_columns
 
 
 def _arrow_table(rows: list[tuple[Any, ...]], schema: Any) -> Any:
@@ -491,7 +355,7 @@ def export_parquet(
     they are (Parquet compresses its own pages)."""
     import pyarrow.parquet as pq
 
-    schemas = (_label_schema(), _pattern_schema(), _flag_schema())
+    schemas = tuple(table.arrow_schema() for table in TABLES)
 
     def rows(chunk: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], ...]:
         return (

@@ -35,7 +35,7 @@ from annotate.models import Study
 
 from .exports import FORMATS, UNKNOWN_FORMAT, export_filename, export_to_file, partial_files
 from .models import ExportJob
-from .selectors import export_key_count
+from .selectors.export_records import export_key_count
 
 logger = logging.getLogger(__name__)
 

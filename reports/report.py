@@ -12,7 +12,8 @@ from annotate.models import Study
 
 from . import stats
 from .csv_cells import csv_cell, csv_writer
-from .selectors import ReportFilter, study_arrays
+from .selectors.report_filter import ReportFilter
+from .selectors.study_arrays import study_arrays
 from .stats.bootstrap import BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED, MIN_BOOTSTRAP_KEYS
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import READINGS, value_agreement_every_key

@@ -28,7 +28,7 @@ from annotate.services.batches import (
     assignment_extend,
 )
 from reports.exports import export_jsonl
-from reports.imports import study_import
+from reports.imports.load import study_import
 from tests.conftest import _annotator, client_for
 from tests.factories import (
     AnnotationFactory,

@@ -13,7 +13,7 @@ from django.db.models import Model
 
 from annotate.models import Annotation, GoldAnnotation, GoldPattern, Key, Pattern, Study
 from reports.exports import export_jsonl
-from reports.imports import study_import
+from reports.imports.load import study_import
 
 
 def in_group(user, name: str):

@@ -11,7 +11,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from annotate.labels import KIND_BITS
 from annotate.models import Annotation, Key, Pattern, TriggerPrefix
-from reports.selectors import ReportFilter, study_arrays
+from reports.selectors.report_filter import ReportFilter
+from reports.selectors.study_arrays import study_arrays
 from reports.stats import bootstrap
 from reports.stats import labels as stats_labels
 from reports.stats.agreement import key_stats, unit_stats

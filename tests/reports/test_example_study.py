@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotate.models import Annotation, Key, TriggerPrefix
-from reports.imports import study_import
+from reports.imports.load import study_import
 from reports.report import report_build
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 import pytest
 from django.contrib.auth import get_user_model
 
+from annotate.imports import ImportFileError
 from annotate.models import Assignment, Key, KeyFlag
 from annotate.permissions import ANNOTATOR_GROUP
 from annotate.services.flags import FLAG_NOTE_NEEDED
 from reports.exports import FLAG_COLUMNS, export_csv, export_parquet
-from reports.imports import ImportFileError
 from tests.factories import UserFactory
 from tests.reports.roundtrip import as_text, export_lines, export_text, in_group, load
 from tests.reports.test_export import parquet_tables, unzip

@@ -27,7 +27,7 @@ from annotate.permissions import CURATOR_GROUP
 from reports.annotators import DEFINITIONS as TABLE_DEFINITIONS
 from reports.annotators import annotator_table
 from reports.report import DEFINITIONS, report_build, report_csv
-from reports.selectors import ReportFilter
+from reports.selectors.report_filter import ReportFilter
 from reports.stats.gold import agreement_with
 from tests.conftest import client_for
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes

@@ -16,6 +16,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotate.imports import ImportFileError
 from annotate.models import (
     Annotation,
     GoldAnnotation,
@@ -26,7 +27,6 @@ from annotate.models import (
 )
 from annotate.permissions import ANNOTATOR_GROUP, CURATOR_GROUP
 from reports.exports import PATTERN_COLUMNS, export_csv, export_parquet
-from reports.imports import ImportFileError
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 from tests.reports.roundtrip import (
     as_text,

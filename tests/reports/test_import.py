@@ -12,13 +12,15 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from annotate.imports import ImportFileError
 from annotate.models import Annotation, AnnotationEvent, Key, Pattern, Study, TriggerPrefix
 from annotate.permissions import ANNOTATOR_GROUP
-from reports import imports
 from reports.exports import export_jsonl
-from reports.imports import ImportFileError, study_import
+from reports.imports import lines as file_lines
+from reports.imports import messages, records
+from reports.imports.load import study_import
 from reports.report import report_build
-from reports.selectors import ReportFilter
+from reports.selectors.report_filter import ReportFilter
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
 pytestmark = pytest.mark.django_db
@@ -231,7 +233,7 @@ def test_a_bad_line_names_its_line_and_field_and_nothing_is_written(hand_study, 
 
 
 def test_every_bad_line_is_listed_up_to_a_limit(hand_study, monkeypatch):
-    monkeypatch.setattr(imports, "MAX_ERRORS", 3)
+    monkeypatch.setattr(records, "MAX_ERRORS", 3)
     good = export_text(hand_study).splitlines()[0]
     text = "\n".join([good.replace("hand study", "n")] + ["{"] * 5) + "\n"
     with pytest.raises(ImportFileError) as info:
@@ -240,7 +242,7 @@ def test_every_bad_line_is_listed_up_to_a_limit(hand_study, monkeypatch):
         "line 2: not valid JSON",
         "line 3: not valid JSON",
         "line 4: not valid JSON",
-        imports.MORE_ERRORS.format(n=3),
+        messages.MORE_ERRORS.format(n=3),
     ]
 
 
@@ -249,13 +251,13 @@ def test_an_empty_file_or_a_bare_value_is_refused(db):
         load("\n\n")
     with pytest.raises(ImportFileError) as info:  # a JSON value, but no object
         load("[1, 2]\n")
-    assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_FIRST_LINE)]
+    assert info.value.errors == [messages.NOT_JSONL.format(why=messages.NOT_JSONL_FIRST_LINE)]
     first = export_text(_one_key_study("v")).splitlines()[0].replace('"v"', '"v2"')
     with pytest.raises(ImportFileError, match="line 2: must be an object"):
         load(first + "\n[1, 2]\n")
     with pytest.raises(ImportFileError) as info:  # UTF-16: not the JSONL of an export
         study_import(file=io.BytesIO(b"\xff\xfe{}\n"))
-    assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_TEXT)]
+    assert info.value.errors == [messages.NOT_JSONL.format(why=messages.NOT_JSONL_TEXT)]
     # A later line that is not UTF-8 is that line's error.
     good = export_text(_one_key_study("u")).splitlines()[0].replace('"u"', '"u2"')
     with pytest.raises(ImportFileError) as info:
@@ -275,10 +277,10 @@ CSV_EXPORT = "study,layer,index,rank\r\n" + "".join(f"s,1,{i},1\r\n" for i in ra
 @pytest.mark.parametrize(
     ("body", "why"),
     [
-        (CSV_EXPORT.encode(), imports.NOT_JSONL_FIRST_LINE),
-        (b"PK\x03\x04\x14\x00\x00\x00\x08\x00\x9a\xff" * 30, imports.NOT_JSONL_TEXT),
-        (b"PAR1\x15\x04\x15\xc8\x01\x15\x90" * 30, imports.NOT_JSONL_TEXT),
-        (b"\n\nhello\n" * 30, imports.NOT_JSONL_FIRST_LINE),
+        (CSV_EXPORT.encode(), messages.NOT_JSONL_FIRST_LINE),
+        (b"PK\x03\x04\x14\x00\x00\x00\x08\x00\x9a\xff" * 30, messages.NOT_JSONL_TEXT),
+        (b"PAR1\x15\x04\x15\xc8\x01\x15\x90" * 30, messages.NOT_JSONL_TEXT),
+        (b"\n\nhello\n" * 30, messages.NOT_JSONL_FIRST_LINE),
     ],
     ids=["csv", "zip", "parquet", "text"],
 )
@@ -287,7 +289,7 @@ def test_a_file_that_is_not_jsonl_gets_one_error_that_says_so(db, body, why):
     before = _counts()
     with pytest.raises(ImportFileError) as info:
         study_import(file=io.BytesIO(body))
-    assert info.value.errors == [imports.NOT_JSONL.format(why=why)]
+    assert info.value.errors == [messages.NOT_JSONL.format(why=why)]
     assert info.value.code == "not_jsonl"
     assert "This is not a JSONL file" in info.value.errors[0]
     assert _counts() == before
@@ -338,7 +340,7 @@ def test_a_line_nested_too_deeply_is_that_lines_error_and_nothing_is_written(han
     before = _counts()
     with pytest.raises(ImportFileError) as info:
         load(good + "\n" + "[" * 5_000 + "\n")
-    assert info.value.errors == [imports.NESTED_TOO_DEEPLY.format(line=2)]
+    assert info.value.errors == [messages.NESTED_TOO_DEEPLY.format(line=2)]
     assert _counts() == before
 
 
@@ -430,16 +432,16 @@ def test_a_v1_file_without_notes_or_times_imports_with_defaults(hand_study):
         (("note", 5), "annotations[0].note: must be a string"),
         (("note", "x" * 20_001), "annotations[0].note: must be at most 20000 characters"),
         (("version", 0), "annotations[0].version: must be between 1 and 2147483647"),
-        (("created_at", "yesterday"), f"annotations[0].created_at: {imports.NOT_TIME}"),
-        (("created_at", "2026-11-30T09:30:00"), f"annotations[0].created_at: {imports.NOT_TIME}"),
+        (("created_at", "yesterday"), f"annotations[0].created_at: {messages.NOT_TIME}"),
+        (("created_at", "2026-11-30T09:30:00"), f"annotations[0].created_at: {messages.NOT_TIME}"),
         (
             ("updated_at", "2000-01-01T00:00:00+00:00"),
             "annotations[0].updated_at: must not be before created_at",
         ),
-        (("submitted_at", 7), f"annotations[0].submitted_at: {imports.NOT_TIME_OR_NULL}"),
+        (("submitted_at", 7), f"annotations[0].submitted_at: {messages.NOT_TIME_OR_NULL}"),
         (
             ("pattern created_at", "1 Dec"),
-            f"annotations[0].patterns[0].created_at: {imports.NOT_TIME}",
+            f"annotations[0].patterns[0].created_at: {messages.NOT_TIME}",
         ),
     ],
 )
@@ -631,16 +633,16 @@ def test_a_huge_junk_file_is_refused_after_its_first_chunk(db, head):
     with pytest.raises(ImportFileError) as info:
         study_import(file=stream)
     assert info.value.code == "not_jsonl"
-    assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_FIRST_LINE)]
-    assert stream.read_bytes <= imports.READ_CHUNK
+    assert info.value.errors == [messages.NOT_JSONL.format(why=messages.NOT_JSONL_FIRST_LINE)]
+    assert stream.read_bytes <= file_lines.READ_CHUNK
 
 
 def test_a_huge_binary_file_is_refused_as_not_text_after_its_first_chunk(db):
     stream = _CountingStream(b"PK\x03\x04\x14\x00\x9a\xff", b"\x00", JUNK_SIZE)
     with pytest.raises(ImportFileError) as info:
         study_import(file=stream)
-    assert info.value.errors == [imports.NOT_JSONL.format(why=imports.NOT_JSONL_TEXT)]
-    assert stream.read_bytes <= imports.READ_CHUNK
+    assert info.value.errors == [messages.NOT_JSONL.format(why=messages.NOT_JSONL_TEXT)]
+    assert stream.read_bytes <= file_lines.READ_CHUNK
 
 
 def test_a_huge_first_line_is_refused_once_it_passes_the_line_limit(db):
@@ -648,13 +650,13 @@ def test_a_huge_first_line_is_refused_once_it_passes_the_line_limit(db):
     with pytest.raises(ImportFileError) as info:
         study_import(file=stream)
     assert info.value.errors == ["line 1: longer than 16 MiB (a line of an export holds one key)"]
-    assert stream.read_bytes <= imports.MAX_LINE_BYTES + imports.READ_CHUNK
+    assert stream.read_bytes <= file_lines.MAX_LINE_BYTES + file_lines.READ_CHUNK
 
 
 def test_a_later_line_too_long_is_that_lines_error(hand_study, monkeypatch):
     good = export_text(hand_study).replace("hand study", "long").splitlines()
-    monkeypatch.setattr(imports, "MAX_LINE_BYTES", max(len(x) for x in good) + 10)
-    monkeypatch.setattr(imports, "READ_CHUNK", 97)
+    monkeypatch.setattr(file_lines, "MAX_LINE_BYTES", max(len(x) for x in good) + 10)
+    monkeypatch.setattr(file_lines, "READ_CHUNK", 97)
     text = "\n".join([good[0], "{" + "x" * 20_000, "{", good[1]]) + "\n"
     before = _counts()
     with pytest.raises(ImportFileError) as info:
@@ -668,7 +670,7 @@ def test_a_later_line_too_long_is_that_lines_error(hand_study, monkeypatch):
 
 @pytest.mark.parametrize("chunk", [1, 7, 4096])
 def test_the_file_reads_the_same_in_any_chunk_size(hand_study, monkeypatch, chunk):
-    monkeypatch.setattr(imports, "READ_CHUNK", chunk)
+    monkeypatch.setattr(file_lines, "READ_CHUNK", chunk)
     text = "\ufeff" + export_text(hand_study).replace("hand study", f"chunk {chunk}")
     text = text.replace("\n", "\n\n", 1)  # a blank line between the keys
     study = load(text).study

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate.models import TriggerPrefix
 from reports.report import DEFINITIONS, report_build, report_csv
-from reports.selectors import ReportFilter
+from reports.selectors.report_filter import ReportFilter
 from reports.stats.bootstrap import MIN_BOOTSTRAP_KEYS
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 

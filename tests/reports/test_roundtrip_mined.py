@@ -15,6 +15,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from annotate.imports import ImportFileError
 from annotate.models import (
     Annotation,
     GoldAnnotation,
@@ -34,9 +35,9 @@ from annotate.services.batches import assignment_create, batch_create
 from annotate.services.patterns import pattern_create
 from annotate.services.studies import study_update
 from reports.exports import export_jsonl
-from reports.imports import ImportFileError, study_import
+from reports.imports.load import study_import
 from reports.report import report_build
-from reports.selectors import ReportFilter
+from reports.selectors.report_filter import ReportFilter
 
 # The tiny GPT-2 saved to disk and a corpus of 200 sentences (tests/mining/conftest.py).
 from tests.mining.conftest import tiny_corpus, tiny_gpt2_dir  # noqa: F401

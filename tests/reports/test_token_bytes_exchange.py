@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from annotate.imports import ImportFileError
 from annotate.models import Study, TriggerPrefix
 from reports.exports import export_jsonl
-from reports.imports import ImportFileError, study_import
+from reports.imports.load import study_import
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from reports.imports import STUDY_NAME_TAKEN, ImportFileError, study_import
+from annotate.imports import ImportFileError
+from reports.imports.load import study_import
+from reports.imports.messages import STUDY_NAME_TAKEN
 
 STUDY_NAME_TAKEN_CLI = STUDY_NAME_TAKEN.removesuffix(".") + " with --study-name NAME."
 ASSIGN_NEEDS_LIVE_CLI = "--assign needs --live: an archived study gets no assignments."

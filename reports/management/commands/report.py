@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reports.figures import figure2_image
 from reports.report import report_build, report_csv
-from reports.selectors import ReportFilter, study_annotator_names
+from reports.selectors.report_filter import ReportFilter, study_annotator_names
 
 from ._common import parse_layers, study_find
 

@@ -1,12 +1,5 @@
-"""Reads for the reports and the exports: a study into arrays, or into export records.
-
-``study_arrays`` costs a fixed number of queries whatever the size of the study; each
-returns integer columns read straight into numpy arrays (on PostgreSQL as one binary
-array per column), never model instances. ``export_chunks`` costs a fixed number of
-queries per chunk of keys and holds one chunk at a time.
-Labels are derived from patterns exactly as the workspace derives them
-(``annotate.labels``: ``LABEL_OF_BITS`` for arrays, ``prefix_labels`` for records).
-"""
+"""A study loaded into ``reports.stats.arrays.StudyArrays`` for the report: a few queries
+of integer columns (COPY on PostgreSQL), the patterns' covered ranks as bit masks."""
 
 from __future__ import annotations
 
@@ -14,10 +7,8 @@ import itertools
 import json
 import struct
 import time
-from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC
 from typing import Any
 
 import numpy as np
@@ -42,105 +33,25 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
-from annotate.labels import kind_bit_sql, prefix_labels
+from annotate.labels import kind_bit_sql
 from annotate.models import (
-    Annotation,
     GoldAnnotation,
     GoldPattern,
     Key,
-    KeyFlag,
     Pattern,
     Study,
     TriggerPrefix,
 )
-from annotate.selectors.annotations import PatternView
 
-from .models import ExportJob
-from .stats.arrays import GOLD_CODER, AnnotationSet, StudyArrays, empty_int
-from .stats.labels import masks_from_ranks, n_words
-from .stats.perturbation import PERTURBATIONS
-
-EXPORT_CHUNK = 500
-# Beyond the v1 contract (docs/data-format.md, "JSONL v1"), an export record carries
-# these columns of a key and of a prefix as additive fields, under their names
-# (``reports.imports`` reads them back).
-EXPORT_KEY_FIELDS = (
-    "value_top_token_ids",
-    "density",
-    "max_coefficient",
-    "mean_coefficient",
-    "histogram",
-    "perturbation",
-)
-EXPORT_PREFIX_FIELDS = (
-    "trigger_token_id",
-    "next_token_id",
-    "suffix",
-    "trigger_start",
-    "trigger_end",
-)
-# Written only where a prefix has them (a token that is part of a multi-byte character),
-# so that a study without them exports as before.
-EXPORT_PREFIX_FIELDS_IF_SET = ("trigger_token_bytes", "next_token_bytes")
-# And every column of an annotation and of a pattern (its order is the list's order; its
-# client_id, the browser's token for a retried write, is no data of the annotation).
-EXPORT_ANNOTATION_FIELDS = ("note", "version", "created_at", "updated_at", "submitted_at")
-EXPORT_PATTERN_FIELDS = ("created_at", "updated_at")
-# An annotator's pattern is always written by them (a gold pattern may be adopted).
-PATTERN_SOURCE_WRITTEN = "written"
-
-
-def export_time(value: Any) -> str | None:
-    """A timestamp of the export: ISO 8601 in UTC (``2026-12-01T09:30:00.123456+00:00``)."""
-    return None if value is None else value.astimezone(UTC).isoformat()
-
-
-@dataclass(frozen=True)
-class ReportFilter:
-    """Which part of a study a report covers. ``None``: every annotator / layer."""
-
-    annotators: tuple[str, ...] | None = None
-    layers: tuple[int, ...] | None = None
-    submitted_only: bool = True
-    # Not a filter: the report's choice to count the gold as one more coder in agreement.
-    gold_as_coder: bool = False
-
-
-def _keys(study: Study, layers: Sequence[int] | None) -> QuerySet[Key]:
-    keys = Key.objects.filter(study=study)
-    if layers is not None:
-        keys = keys.filter(layer__in=list(layers))
-    return keys
-
-
-def _annotations(study: Study, flt: ReportFilter) -> QuerySet[Annotation]:
-    """The report's annotations (never a check annotation), and the check annotations of
-    the same annotators and layers (submitted ones only, whatever the filter says)."""
-    rows = Annotation.objects.filter(key__study=study)
-    if flt.layers is not None:
-        rows = rows.filter(key__layer__in=list(flt.layers))
-    if flt.annotators is not None:
-        rows = rows.filter(annotator__username__in=list(flt.annotators))
-    own = Q(is_check=False)
-    if flt.submitted_only:
-        own &= Q(status=Annotation.Status.SUBMITTED)
-    return rows.filter(own | Q(is_check=True, status=Annotation.Status.SUBMITTED))
+from ..stats.arrays import GOLD_CODER, AnnotationSet, StudyArrays, empty_int
+from ..stats.labels import masks_from_ranks, n_words
+from ..stats.perturbation import PERTURBATIONS
+from .report_filter import ReportFilter, _annotations, _keys
 
 
 def _positions(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
     """Positions of ``ids`` in the ascending ``sorted_ids`` (every id is there)."""
     return np.searchsorted(sorted_ids, ids)
-
-
-def study_annotator_names(*, study: Study) -> list[str]:
-    """Usernames of everyone who annotated a key of the study."""
-    return list(
-        get_user_model()
-        .objects.filter(annotations__key__study=study)
-        .distinct()
-        .order_by("username")
-        .values_list("username", flat=True)
-    )
 
 
 def study_arrays(*, study: Study, flt: ReportFilter | None = None) -> StudyArrays:
@@ -280,9 +191,6 @@ def _annotation_set(
     )
 
 
-# --- reading integer rows ---------------------------------------------------------------
-
-
 def _int_rows(query: QuerySet[Any] | str, n_cols: int, params: Sequence[Any] = ()) -> np.ndarray:
     """[N, n_cols] int64: the rows of a query (a ``values_list`` queryset, or SQL and its
     parameters) whose columns are integers, none NULL, ordered by the first column.
@@ -341,9 +249,6 @@ def _parse_int8_array(data: bytes) -> np.ndarray:
     return items["value"].astype(np.int64)
 
 
-# --- prefixes and patterns --------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class _PrefixShape:
     """Per key (positions of ``study_arrays``' keys): which ranks it has, and whether its
@@ -390,7 +295,6 @@ SELECT p.id, p.{owner}, {kind_bit}
 FROM {pattern} p
 WHERE {annotation} BETWEEN %s AND %s
 """
-
 # Per pattern of an id range: its prefix ids folded into one 64-bit word (bit id mod 64),
 # with the smallest and the largest. Where a key's prefix ids are ``offset + rank``
 # (dense), a pattern whose ids all lie in its key's range covers the ranks ``id −
@@ -403,7 +307,6 @@ FROM {through} pp
 WHERE pp.{pid} BETWEEN %s AND %s
 GROUP BY pp.{pid}
 """
-
 # The covered ranks of the patterns that the fast reading does not apply to.
 _RANKS_SQL = """
 SELECT pp.{pid}, tp.{rank}
@@ -525,335 +428,3 @@ def _members(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
         return np.zeros(len(ids), dtype=bool)
     at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
     return sorted_ids[at] == ids
-
-
-# --- exports ----------------------------------------------------------------------------
-
-
-def _after(layer: int, index: int) -> Q:
-    return Q(layer__gt=layer) | Q(layer=layer, index__gt=index)
-
-
-def export_key_count(*, study: Study, layers: Sequence[int] | None = None) -> int:
-    return _keys(study, layers).count()
-
-
-def _covered_ranks(
-    model: type[Pattern] | type[GoldPattern], key_path: str, ids: Iterable[int]
-) -> dict[int, list[int]]:
-    """The covered ranks, sorted, of every pattern of ``model`` (an annotator's or a gold
-    pattern) whose key (reached by ``key_path``) is in ``ids``. One query."""
-    name = model._meta.model_name
-    covered: dict[int, list[int]] = defaultdict(list)
-    for pattern_id, rank in (
-        model.prefixes.through.objects.filter(**{f"{name}__{key_path}__in": ids})
-        .order_by(f"{name}_id", "triggerprefix__rank")
-        .values_list(f"{name}_id", "triggerprefix__rank")
-    ):
-        covered[pattern_id].append(rank)
-    return covered
-
-
-def _export_pattern_view(
-    pattern_id: int, description: str, kind: str, order: int, covered: dict[int, list[int]]
-) -> PatternView:
-    return PatternView(
-        id=pattern_id,
-        description=description,
-        kind=kind,
-        prefix_ranks=covered.get(pattern_id, []),
-        order=order,
-        client_id=None,
-    )
-
-
-def _flag_records(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """The annotators' flags on the keys ``ids`` as export objects, by key id, in order of
-    username (one flag per annotator and key): one query."""
-    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for key_id, username, reason, note, created_at in (
-        KeyFlag.objects.filter(key_id__in=ids)
-        .order_by("key_id", "annotator__username")
-        .values_list("key_id", "annotator__username", "reason", "note", "created_at")
-    ):
-        out[key_id].append(
-            {
-                "reason": reason,
-                "note": note,
-                "annotator": username,
-                "created_at": export_time(created_at),
-            }
-        )
-    return out
-
-
-def _gold_records(
-    ids: list[int],
-    prefixes: dict[int, list[dict[str, Any]]],
-    pattern_place: dict[int, tuple[int, str, int]],
-) -> dict[int, dict[str, Any]]:
-    """The gold annotations of the keys ``ids`` as export objects, by key id: three
-    queries (golds, their patterns, the patterns' ranks). ``pattern_place``: an annotator
-    pattern's id to its key, its annotator and its place in that annotation's exported
-    list (an adopted pattern's ``source_pattern``; null where the source is gone, or is
-    not a pattern of the same key's annotation by ``source_annotator``)."""
-    golds = list(
-        GoldAnnotation.objects.filter(key_id__in=ids)
-        .order_by("key_id")
-        .values_list(
-            "id",
-            "key_id",
-            "curator__username",
-            "status",
-            "note",
-            "version",
-            "is_check",
-            "created_at",
-            "updated_at",
-            "submitted_at",
-        )
-    )
-    key_of = {g[0]: g[1] for g in golds}
-    covered = _covered_ranks(GoldPattern, "gold__key_id", ids)
-    views: dict[int, list[PatternView]] = defaultdict(list)
-    extras: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for (
-        pattern_id,
-        gold_id,
-        description,
-        kind,
-        order,
-        source,
-        source_pattern_id,
-        source_annotator,
-        created_at,
-        updated_at,
-    ) in (
-        GoldPattern.objects.filter(gold__key_id__in=ids)
-        .order_by("gold_id", "order", "id")
-        .values_list(
-            "id",
-            "gold_id",
-            "description",
-            "kind",
-            "order",
-            "source",
-            "source_pattern_id",
-            "source_annotator__username",
-            "created_at",
-            "updated_at",
-        )
-    ):
-        views[gold_id].append(_export_pattern_view(pattern_id, description, kind, order, covered))
-        place = pattern_place.get(source_pattern_id) if source_pattern_id is not None else None
-        extras[gold_id].append(
-            {
-                "source": source,
-                "source_annotator": source_annotator,
-                "source_pattern": (
-                    place[2]
-                    if place is not None and place[:2] == (key_of[gold_id], source_annotator)
-                    else None
-                ),
-                "created_at": export_time(created_at),
-                "updated_at": export_time(updated_at),
-            }
-        )
-    out: dict[int, dict[str, Any]] = {}
-    for gold_id, key_id, curator, status, note, version, is_check, *times in golds:
-        gold_views = views.get(gold_id, [])
-        out[key_id] = {
-            "annotator": curator,
-            "status": status,
-            "note": note,
-            "version": version,
-            "is_check": is_check,
-            **{
-                name: export_time(t)
-                for name, t in zip(("created_at", "updated_at", "submitted_at"), times, strict=True)
-            },
-            "patterns": [
-                {
-                    "description": v.description,
-                    "kind": v.kind,
-                    "prefix_ranks": v.prefix_ranks,
-                    **extra,
-                }
-                for v, extra in zip(gold_views, extras[gold_id], strict=True)
-            ],
-            "labels": prefix_labels(
-                ranks=[p["rank"] for p in prefixes[key_id]], patterns=gold_views
-            ),
-        }
-    return out
-
-
-def export_chunks(
-    *, study: Study, layers: Sequence[int] | None = None, chunk_size: int = EXPORT_CHUNK
-) -> Iterator[list[dict[str, Any]]]:
-    """The study's keys in (layer, index) order as export records, ``chunk_size`` keys
-    at a time: nine queries per chunk (keys, prefixes, annotations, patterns, covered
-    ranks; golds, their patterns and ranks; flags), and only one chunk in memory. Keys are
-    paged by (layer, index), not by offset, so a page costs the same at the end of a
-    large study as at its start. Check annotations (``is_check``) are exported like the
-    others, with ``check`` true (the reports leave them out)."""
-    last: tuple[int, int] | None = None
-    while True:
-        keys = _keys(study, layers)
-        if last is not None:
-            keys = keys.filter(_after(*last))
-        rows = list(
-            keys.order_by("layer", "index").values_list(
-                "id",
-                "layer",
-                "index",
-                "value_top_tokens",
-                # The additive fields (docs/data-format.md, "Additive fields"): what the miner kept
-                *EXPORT_KEY_FIELDS,
-            )[:chunk_size]
-        )
-        if not rows:
-            return
-        last = (rows[-1][1], rows[-1][2])
-        ids = [r[0] for r in rows]
-        prefixes: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for key_id, *values in (
-            TriggerPrefix.objects.filter(key_id__in=ids)
-            .order_by("key_id", "rank")
-            .values_list(
-                "key_id",
-                "rank",
-                "coefficient",
-                "text",
-                "trigger_token",
-                "next_token",
-                "sentence",
-                "sentence_index",
-                "position",
-                *EXPORT_PREFIX_FIELDS,
-                *EXPORT_PREFIX_FIELDS_IF_SET,
-            )
-        ):
-            rank, coefficient, text, trigger, nxt, sentence, sentence_index, position = values[:8]
-            n = 8 + len(EXPORT_PREFIX_FIELDS)
-            prefixes[key_id].append(
-                {
-                    "rank": rank,
-                    "coefficient": coefficient,
-                    "text": text,
-                    "trigger_token": trigger,
-                    "next_token": nxt,
-                    "sentence": sentence,
-                    "sentence_index": sentence_index,
-                    "position": position,
-                    **dict(zip(EXPORT_PREFIX_FIELDS, values[8:n], strict=True)),
-                    **{
-                        name: value
-                        for name, value in zip(EXPORT_PREFIX_FIELDS_IF_SET, values[n:], strict=True)
-                        if value
-                    },
-                }
-            )
-        annotations = list(
-            Annotation.objects.filter(key_id__in=ids)
-            .order_by("key_id", "annotator__username")
-            .values_list(
-                "id",
-                "key_id",
-                "annotator__username",
-                "status",
-                "active_seconds",
-                "guideline_version",
-                "is_check",
-                *EXPORT_ANNOTATION_FIELDS,
-            )
-        )
-        owner_of = {a[0]: (a[1], a[2]) for a in annotations}
-        covered = _covered_ranks(Pattern, "annotation__key_id", ids)
-        patterns: dict[int, list[PatternView]] = defaultdict(list)
-        pattern_times: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        # An annotator's pattern: its annotator and its place in the exported list.
-        pattern_place: dict[int, tuple[int, str, int]] = {}
-        for pattern_id, annotation_id, description, kind, order, *times in (
-            Pattern.objects.filter(annotation__key_id__in=ids)
-            .order_by("annotation_id", "order", "id")
-            .values_list(
-                "id", "annotation_id", "description", "kind", "order", *EXPORT_PATTERN_FIELDS
-            )
-        ):
-            pattern_place[pattern_id] = (*owner_of[annotation_id], len(patterns[annotation_id]))
-            patterns[annotation_id].append(
-                _export_pattern_view(pattern_id, description, kind, order, covered)
-            )
-            pattern_times[annotation_id].append(
-                {
-                    **{
-                        name: export_time(t)
-                        for name, t in zip(EXPORT_PATTERN_FIELDS, times, strict=True)
-                    },
-                    "source": PATTERN_SOURCE_WRITTEN,
-                }
-            )
-        golds = _gold_records(ids, prefixes, pattern_place)
-        flags = _flag_records(ids)
-        by_key: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for (
-            annotation_id,
-            key_id,
-            username,
-            status,
-            active_seconds,
-            guideline_version,
-            is_check,
-            note,
-            version,
-            *times,
-        ) in annotations:
-            ranks = [p["rank"] for p in prefixes[key_id]]
-            views = patterns.get(annotation_id, [])
-            by_key[key_id].append(
-                {
-                    "annotator": username,
-                    "status": status,
-                    "note": note,
-                    "version": version,
-                    **{
-                        name: export_time(t)
-                        for name, t in zip(EXPORT_ANNOTATION_FIELDS[2:], times, strict=True)
-                    },
-                    "active_seconds": active_seconds,
-                    "guideline_version": guideline_version,
-                    "check": is_check,
-                    "patterns": [
-                        {
-                            "description": v.description,
-                            "kind": v.kind,
-                            "prefix_ranks": v.prefix_ranks,
-                            **extra,
-                        }
-                        for v, extra in zip(views, pattern_times[annotation_id], strict=True)
-                    ],
-                    "labels": prefix_labels(ranks=ranks, patterns=views),
-                }
-            )
-        yield [
-            {
-                "key": {
-                    "layer": layer,
-                    "index": index,
-                    "value_top_tokens": value_top_tokens,
-                    **dict(zip(EXPORT_KEY_FIELDS, additive, strict=True)),
-                },
-                "prefixes": prefixes[key_id],
-                "annotations": by_key[key_id],
-                "gold": golds.get(key_id),
-                "flags": flags.get(key_id, []),
-            }
-            for key_id, layer, index, value_top_tokens, *additive in rows
-        ]
-        if len(rows) < chunk_size:
-            return
-
-
-def export_job_get(*, job_id: int) -> ExportJob | None:
-    return ExportJob.objects.select_related("study").filter(pk=job_id).first()
