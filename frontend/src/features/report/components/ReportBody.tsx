@@ -7,13 +7,13 @@ import type { ReportFigure2Block, StudyReport } from '../../../api/types';
 import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
 import { layerRanges, makeFormatters } from '../lib/format';
+import { AgreementTables } from './AgreementTables';
+import { NoRatings } from './LayerRows';
 import {
-  AgreementTables,
   CoverageTable,
   GoldAgreementTable,
   GoldCoverageTable,
   JaccardTable,
-  NoRatings,
   PerturbationTable,
 } from './ReportTables';
 import { downloadBlob, safeFileName, serializeSvg, svgSize, svgToPng } from '../lib/svgExport';
