@@ -3,6 +3,24 @@ import type { Ref } from 'react';
 import type { ReportFigure2Row, ReportLabelValues } from '../../../api/types';
 // The one palette of Figure 2: the server's PNG and SVG (reports/figures.py) read it too.
 import PALETTE from '../../../pages/manage/report/figure2Palette.json';
+import {
+  COUNT_SIZE,
+  figure2Layout,
+  FONT,
+  GRID,
+  LEGEND_SIZE,
+  MARGIN,
+  MUTED,
+  NARROW_RIGHT,
+  NOTE_LINE,
+  NOTE_SIZE,
+  PLOT_HEIGHT,
+  TEXT,
+  textWidth,
+  TICKS,
+  TITLE_LINE,
+  TITLE_SIZE,
+} from '../lib/figure2Layout';
 
 /** The four labels, bottom to top in each bar, with the report's field names. */
 export const LABELS = [
@@ -13,7 +31,6 @@ export const LABELS = [
 ] as const satisfies ReadonlyArray<{ key: keyof ReportLabelValues; label: string; color: string }>;
 
 export type ChartLabel = (typeof LABELS)[number]['label'];
-
 
 export interface ChartBar {
   /** Shown under the bar ("L3", "All"). */
