@@ -7,6 +7,8 @@ import { useAuth } from '../../../lib/auth';
 import { errorMessage } from '../../../api/errorMessage';
 import { Loading } from '../../../components/Loading';
 import { KeyActivityNotice } from '../components/KeyActivityNotice';
+import { KeyHeading } from '../components/KeyHeading';
+import { KeyLoadFailed } from '../components/KeyLoadFailed';
 import { clearDraft, useComposerDraft } from '../lib/composerDraft';
 import type { ShownDraft } from '../lib/composerDraft';
 import { ConfirmEmptySubmit } from '../components/ConfirmEmptySubmit';
@@ -26,7 +28,6 @@ import { useKeyWrites } from '../../../lib/writeQueue/useKeyWrites';
 import { EditorTools } from '../../../components/patternEditor/EditorTools';
 import { NoteField } from '../../../components/patternEditor/NoteField';
 import { SubmitCard } from '../components/SubmitCard';
-import { VisibleText } from '../../../components/patternEditor/tokenDisplay';
 import { ValueTokens } from '../../../components/patternEditor/ValueTokens';
 import { WorkspaceNotice } from '../../../lib/writeQueue/WorkspaceNotice';
 import { useCharacterKeys } from '../../../components/patternEditor/useCharacterKeys';
@@ -254,21 +255,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   // -- render ----------------------------------------------------------------------
 
   if (load.kind === 'loading') return <Loading />;
-  if (load.kind === 'failed') {
-    return (
-      <section className="card">
-        <p role="alert" className="alert">
-          {t('workspace.loadFailed')} {load.message}
-        </p>
-        <div className="composer-actions">
-          <button type="button" onClick={retry}>
-            {t('home.retry')}
-          </button>
-          <Link to="/">{t('notFound.back')}</Link>
-        </div>
-      </section>
-    );
-  }
+  if (load.kind === 'failed') return <KeyLoadFailed message={load.message} onRetry={retry} />;
   const { detail } = load;
   const backTo = assignmentId ? `/assignments/${assignmentId}` : '/';
 
@@ -295,27 +282,13 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       onKeyDown={onKeyDown}
     >
       <div className="workspace-header">
-        <div>
-          <Link to={backTo} className="back-link">
-            {t('workspace.back')}
-          </Link>
-          <h1 id="workspace-heading">
-            {t('workspace.heading', { layer: detail.layer, index: detail.index })}
-          </h1>
-          <p className="muted">
-            <VisibleText text={detail.study_name} /> ·{' '}
-            <span
-              className={`status-badge status-${display?.status}`}
-              data-testid="annotation-status"
-            >
-              {t(`status.${display?.status ?? 'draft'}`)}
-            </span>{' '}
-            ·{' '}
-            <span data-testid="not-covered-count">
-              {t('workspace.notCoveredCount', { count: notCovered, total: prefixes.length })}
-            </span>
-          </p>
-        </div>
+        <KeyHeading
+          backTo={backTo}
+          detail={detail}
+          status={display?.status}
+          notCovered={notCovered}
+          total={prefixes.length}
+        />
         <EditorTools
           snapshot={snapshot}
           onRetry={queue.retryNow}
