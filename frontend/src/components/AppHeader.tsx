@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router-dom';
 
@@ -11,21 +11,13 @@ export function AppHeader() {
   const { t } = useTranslation();
   const { user, logout } = useAuth();
   const navigate = useNavigate();
-  const [signingOut, setSigningOut] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-
-  async function signOut() {
-    setSigningOut(true);
-    setError(null);
-    try {
-      await logout();
-      navigate('/login', { replace: true });
-    } catch (failure) {
-      setError(`${t('errors.signOutFailed')} ${errorMessage(failure, t)}`);
-    } finally {
-      setSigningOut(false);
-    }
-  }
+  const signingOut = useMutation({
+    mutationFn: logout,
+    onSuccess: () => navigate('/login', { replace: true }),
+  });
+  const error = signingOut.isError
+    ? `${t('errors.signOutFailed')} ${errorMessage(signingOut.error, t)}`
+    : null;
 
   return (
     <header className="app-header">
@@ -48,7 +40,11 @@ export function AppHeader() {
             <span className="current-user" data-testid="current-user">
               {t('header.signedInAs', { name: markBidiControls(user.username) })}
             </span>
-            <button type="button" onClick={() => void signOut()} disabled={signingOut}>
+            <button
+              type="button"
+              onClick={() => signingOut.mutate()}
+              disabled={signingOut.isPending}
+            >
               {t('header.signOut')}
             </button>
           </>

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { AdminAnnotator, Batch, BatchKey, BatchProgress } from '../../../api/types';
 import { carol, json, mockApi, renderApp } from '../../../test/utils';
-import { BATCH_KEYS_PAGE } from './BatchPage';
+import { BATCH_KEYS_PAGE } from '../components/BatchKeys';
 
 function annotator(id: number, username: string): AdminAnnotator {
   return { id, username, is_active: true, keys_assigned: 0, keys_submitted: 0 };

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 
 import type { ReportFigure2Row } from '../../../api/types';
 import { makeReport } from '../../../test/factories';
-import { chartSize, Figure2Chart, LABELS, PLOT_HEIGHT, textWidth, wrapTitle } from './Figure2Chart';
+import { chartSize, PLOT_HEIGHT, textWidth, wrapTitle } from '../lib/figure2Layout';
+import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
 import PALETTE from '../../../pages/manage/report/figure2Palette.json';
 import { safeFileName, serializeSvg } from '../lib/svgExport';

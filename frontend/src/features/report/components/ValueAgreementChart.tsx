@@ -3,7 +3,7 @@ import type {
   ReportValueAgreementEveryKeyRow,
   ValueAgreementVariant,
 } from '../../../api/types';
-import { textWidth, wrapText } from './Figure2Chart';
+import { textWidth, wrapText } from '../lib/figure2Layout';
 
 export const READINGS = ['next_token', 'trigger_token'] as const;
 export type Reading = (typeof READINGS)[number];

@@ -7,7 +7,7 @@ import type {
   ValueAgreementReason,
 } from '../../../api/types';
 import type { Formatters } from '../lib/format';
-import { LayerRows, RowHead } from './ReportTables';
+import { LayerRows, RowHead } from './LayerRows';
 import { READINGS, rateOf, ValueAgreementChart } from './ValueAgreementChart';
 import type { ValueSeries } from './ValueAgreementChart';
 import { useWidth } from '../hooks/useWidth';

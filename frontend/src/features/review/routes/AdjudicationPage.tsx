@@ -1,21 +1,16 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useLayoutEffect, useRef, useState } from 'react';
 import type { KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router-dom';
 
-import { api, isApiError } from '../../../api/client';
 import { errorMessage } from '../../../api/errorMessage';
 import type { ReviewAnnotation, ReviewPattern } from '../../../api/review';
-import type { AnnotationState } from '../../../api/types';
 import { Loading } from '../../../components/Loading';
+import { EditorTools } from '../../../components/patternEditor/EditorTools';
 import { KeyboardHelp } from '../../../components/patternEditor/KeyboardHelp';
 import type { KeyAction } from '../../../components/patternEditor/keymap';
-import { applyPending, deriveLabels } from '../../../components/patternEditor/labels';
-import { PatternComposer } from '../../../components/patternEditor/PatternComposer';
 import { handlePrefixListKey } from '../../../components/patternEditor/prefixListKeys';
-import { useQueueSnapshot } from '../../../lib/writeQueue/QueueContext';
-import { SaveState } from '../../../lib/writeQueue/SaveState';
 import { useCharacterKeys } from '../../../components/patternEditor/useCharacterKeys';
 import { usePatternEditor } from '../../../components/patternEditor/usePatternEditor';
 import { ValueTokens } from '../../../components/patternEditor/ValueTokens';
@@ -23,13 +18,16 @@ import { useNoteAutosave } from '../../../lib/writeQueue/useNoteAutosave';
 import { useQueueNotices } from '../../../lib/writeQueue/useQueueNotices';
 import { WorkspaceNotice } from '../../../lib/writeQueue/WorkspaceNotice';
 import { newId } from '../../../lib/writeQueue/writeQueue';
-import type { SaveStatus, WriteQueue } from '../../../lib/writeQueue/writeQueue';
-import { FlagList } from '../components/FlagList';
-import { REVIEW_KEYMAP, type ReviewAction } from '../lib/reviewKeymap';
-import { goldState, useReviewQueue, withPendingSources } from '../hooks/reviewQueue';
-import type { GoldDisplayPattern, GoldState } from '../hooks/reviewQueue';
-import { columnLetter, ReviewGrid } from '../components/ReviewGrid';
+import type { WriteQueue } from '../../../lib/writeQueue/writeQueue';
 import { reviewKeys } from '../api/queryKeys';
+import { AnnotatorColumns } from '../components/AnnotatorColumns';
+import { FlagList } from '../components/FlagList';
+import { GoldPanel } from '../components/GoldPanel';
+import { ReviewGrid } from '../components/ReviewGrid';
+import { useReviewQueue } from '../hooks/reviewQueue';
+import type { GoldDisplayPattern } from '../hooks/reviewQueue';
+import { useGoldKey } from '../hooks/useGoldKey';
+import { REVIEW_KEYMAP, type ReviewAction } from '../lib/reviewKeymap';
 
 export function AdjudicationPage() {
   const { t } = useTranslation();
@@ -43,49 +41,12 @@ export function AdjudicationPage() {
 function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const query = useQuery({
-    queryKey: reviewKeys.key(keyId),
-    queryFn: () => api.review.key(keyId),
-    retry: (failures, error) =>
-      failures < 5 && isApiError(error) && (error.status === 0 || error.status >= 500),
-    gcTime: 0,
-    staleTime: Infinity,
-    refetchOnWindowFocus: false,
-  });
-  const detail = query.data;
-  const [server, setServer] = useState<GoldState | null>(null);
-
-  useEffect(() => {
-    if (!detail) return;
-    queue.observe(goldState(keyId, detail.gold));
-    setServer((queue.stateOf(keyId) as GoldState | undefined) ?? goldState(keyId, detail.gold));
-  }, [detail, queue, keyId]);
-
-  const ready = detail !== undefined && server !== null;
-  const snapshot = useQueueSnapshot(queue);
+  const gold = useGoldKey(keyId, queue);
+  const { query, detail, server, ready, snapshot, ranks, display, goldPatterns, adoptedIds } = gold;
   const note = useNoteAutosave(queue, keyId, ready);
   const [helpOpen, setHelpOpen] = useState(false);
   const [characterKeys, setCharacterKeys] = useCharacterKeys();
   const noteRef = useRef<HTMLTextAreaElement>(null);
-
-  const prefixes = useMemo(() => detail?.prefixes ?? [], [detail]);
-  const ranks = useMemo(() => prefixes.map((prefix) => prefix.rank), [prefixes]);
-
-  const pending = useMemo(
-    () => snapshot.writes.filter((write) => write.keyId === keyId),
-    [snapshot.writes, keyId],
-  );
-  const display = useMemo(() => (server ? applyPending(server, pending) : null), [server, pending]);
-  const goldPatterns: GoldDisplayPattern[] = useMemo(
-    () => withPendingSources(display?.patterns ?? [], pending, detail?.annotations ?? []),
-    [display, pending, detail],
-  );
-  const goldLabels = useMemo(() => deriveLabels(ranks, goldPatterns), [ranks, goldPatterns]);
-  // The annotator patterns in the gold (pending adoptions too): not adopted twice.
-  const adoptedIds = useMemo(
-    () => new Set(goldPatterns.map((pattern) => pattern.source_pattern_id)),
-    [goldPatterns],
-  );
   const submitted = display?.status === 'submitted';
   // Save gold never drops the pattern still in the composer: it asks first, as the
   // workspace's Submit does; the composer is empty after.
@@ -99,42 +60,22 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const { selection, dispatch, listRef, descriptionRef } = editor;
   const goldStatus =
     display?.status === 'submitted' || display?.status === 'draft' ? display.status : 'none';
-  const lastCheck = [...pending].reverse().find((write) => write.op.type === 'check');
-  const isCheck =
-    lastCheck && lastCheck.op.type === 'check' ? lastCheck.op.isCheck : !!server?.is_check;
-  const noteSaving = pending.some((write) => write.op.type === 'note');
-  const noteStatus: SaveStatus = !noteSaving
-    ? 'saved'
-    : snapshot.status === 'saved'
-      ? 'saving'
-      : snapshot.status;
 
-  // -- the queue's news about this key ---------------------------------------------
-
-  const adopt = useCallback((state: AnnotationState) => {
-    setServer((known) => (known && known.version > state.version ? known : (state as GoldState)));
-  }, []);
-  const replace = useCallback((state: AnnotationState) => setServer(state as GoldState), []);
+  // The queue's news about this key.
   const { notice, setNotice } = useQueueNotices(queue, keyId, {
-    adopt,
-    replace,
+    adopt: gold.adopt,
+    replace: gold.replace,
     restore: editor.restoreRefused,
     serverNote: note.adoptServerNote,
   });
+  const refuse = (text: string, place: 'top' | 'patterns') =>
+    setNotice({ kind: 'rejected', text, changes: [], place });
 
   // -- gold patterns ---------------------------------------------------------------
 
   /** Copy an annotator's pattern into the gold as it is (it can be edited after). */
   function adoptPattern(pattern: ReviewPattern) {
-    if (submitted) {
-      setNotice({
-        kind: 'rejected',
-        text: t('composer.blocked.submitted'),
-        changes: [],
-        place: 'patterns',
-      });
-      return;
-    }
+    if (submitted) return refuse(t('composer.blocked.submitted'), 'patterns');
     queue.enqueue(keyId, {
       type: 'create',
       clientId: newId(),
@@ -163,25 +104,13 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
     editor.forget(pattern);
   }
 
-  function saveGold() {
-    if (submitted) return;
-    queue.release(keyId);
-    queue.enqueue(keyId, { type: 'submit' });
-  }
-
   const requestSaveGold = () =>
     editor.guard.request(() => {
       editor.cancelEdit();
-      saveGold();
+      if (submitted) return;
+      queue.release(keyId);
+      queue.enqueue(keyId, { type: 'submit' });
     });
-
-  function reopen() {
-    queue.enqueue(keyId, { type: 'reopen' });
-  }
-
-  function setCheck(value: boolean) {
-    queue.enqueue(keyId, { type: 'check', isCheck: value });
-  }
 
   // -- the keyboard ----------------------------------------------------------------
 
@@ -213,21 +142,9 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         switch (action) {
           case 'adopt': {
             const pattern = focusedPattern(target);
-            if (pattern && adoptedIds.has(pattern.id))
-              setNotice({
-                kind: 'rejected',
-                text: t('review.alreadyAdopted'),
-                changes: [],
-                place: 'top',
-              });
+            if (pattern && adoptedIds.has(pattern.id)) refuse(t('review.alreadyAdopted'), 'top');
             else if (pattern) adoptPattern(pattern);
-            else
-              setNotice({
-                kind: 'rejected',
-                text: t('review.adoptWhich'),
-                changes: [],
-                place: 'top',
-              });
+            else refuse(t('review.adoptWhich'), 'top');
             break;
           }
           case 'add':
@@ -253,7 +170,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   // -- render ----------------------------------------------------------------------
 
   const failure = query.error ?? query.failureReason;
-  if (!ready) {
+  if (!ready || !detail) {
     if (!failure) return <Loading />;
     return (
       <section className="card">
@@ -276,7 +193,6 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const { key, annotations, flags, neighbours } = detail;
   // KeyboardHelp lists REVIEW_KEYMAP's entries only, so every action it asks about is one.
   const describeAction = (action: KeyAction) => t(`review.help.${action as ReviewAction}`);
-  const letters = annotations.map((_, column) => columnLetter(column));
   const statusOf = new Map(annotations.map((annotation) => [annotation.annotator, annotation]));
   const awaiting = detail.awaiting.map((name) =>
     statusOf.has(name) ? t('review.nameDraft', { name }) : t('review.nameNotStarted', { name }),
@@ -317,24 +233,13 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
             )}
           </nav>
         </div>
-        <div className="workspace-tools">
-          <SaveState status={snapshot.status} message={snapshot.message} onRetry={queue.retryNow} />
-          <label className="character-keys">
-            <input
-              type="checkbox"
-              checked={characterKeys}
-              onChange={(event) => setCharacterKeys(event.target.checked)}
-            />{' '}
-            {t('help.characterKeys')}
-          </label>
-          <button
-            type="button"
-            onClick={() => setHelpOpen(true)}
-            aria-keyshortcuts={characterKeys ? '?' : undefined}
-          >
-            {t('help.open')}
-          </button>
-        </div>
+        <EditorTools
+          snapshot={snapshot}
+          onRetry={queue.retryNow}
+          characterKeys={characterKeys}
+          onCharacterKeys={setCharacterKeys}
+          onHelp={() => setHelpOpen(true)}
+        />
       </div>
 
       <WorkspaceNotice notice={notice} at="top" onDismiss={() => setNotice(null)} />
@@ -360,201 +265,39 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
       <div className="review-layout">
         <ReviewGrid
           ref={listRef}
-          prefixes={prefixes}
+          prefixes={gold.prefixes}
           isCausal={key.study.is_causal}
           annotations={annotations}
-          goldLabels={goldLabels}
+          goldLabels={gold.goldLabels}
           selection={selection}
           dispatch={dispatch}
           readOnly={submitted}
         />
-
-        <section className="card gold-column review-side" data-testid="gold-column">
-          <h2>{t('review.gold')}</h2>
-          {server?.curator && (
-            <p className="muted">{t('review.curator', { name: server.curator })}</p>
-          )}
-          <label>
-            <input
-              type="checkbox"
-              checked={isCheck}
-              disabled={submitted}
-              onChange={(event) => setCheck(event.target.checked)}
-            />{' '}
-            {t('review.checkToggle')}
-          </label>
-          <PatternComposer {...editor.composerProps} />
-          {editor.composer.source && (
-            <p className="muted" data-testid="adopting">
-              {t('review.adopting', { annotator: editor.composer.source.annotator })}{' '}
-              <button type="button" className="link-button" onClick={editor.cancelEdit}>
-                {t('composer.cancel')}
-              </button>
-            </p>
-          )}
-          <WorkspaceNotice notice={notice} at="composer" onDismiss={() => setNotice(null)} />
-          {goldPatterns.length === 0 ? (
-            <p className="muted">{t('review.noGoldPatterns')}</p>
-          ) : (
-            <ul className="pattern-cards" data-testid="gold-patterns">
-              {goldPatterns.map((pattern) => (
-                <li
-                  key={pattern.id}
-                  className={`pattern-card${pattern.pending ? ' pending' : ''}`}
-                  data-testid="gold-pattern"
-                >
-                  <p>
-                    <span className={`chip pc-${pattern.colour}`}>
-                      {t('workspace.patternNumber', { number: pattern.number })}
-                    </span>{' '}
-                    {pattern.description}
-                  </p>
-                  <p className="muted">
-                    {t(`labels.${pattern.kind}`)} ·{' '}
-                    {t('review.ranks', { ranks: pattern.prefix_ranks.join(', ') })} ·{' '}
-                    {pattern.source === 'adopted' && pattern.source_annotator
-                      ? t('review.adoptedFrom', { annotator: pattern.source_annotator })
-                      : t('review.written')}
-                  </p>
-                  {!submitted && (
-                    <div className="composer-actions">
-                      <button
-                        type="button"
-                        onClick={() => editor.edit(pattern)}
-                        aria-label={t('review.editNamed', { description: pattern.description })}
-                      >
-                        {t('review.edit')}
-                      </button>
-                      <button
-                        type="button"
-                        onClick={() => deleteGold(pattern)}
-                        aria-label={t('review.deleteNamed', { description: pattern.description })}
-                      >
-                        {t('review.delete')}
-                      </button>
-                    </div>
-                  )}
-                </li>
-              ))}
-            </ul>
-          )}
-          <WorkspaceNotice notice={notice} at="patterns" onDismiss={() => setNotice(null)} />
-          <div className="note-heading">
-            <label htmlFor="gold-note" className="note-label">
-              {t('review.note')}
-            </label>
-            <SaveState
-              status={noteStatus}
-              message={snapshot.message}
-              live={false}
-              id="gold-note-state"
-              testId="note-save-state"
-            />
-          </div>
-          <textarea
-            id="gold-note"
-            aria-describedby="gold-note-state"
-            ref={noteRef}
-            value={note.draft ?? ''}
-            readOnly={submitted}
-            maxLength={20000}
-            rows={3}
-            onChange={(event) => note.change(event.target.value)}
-            onBlur={note.flush}
-          />
-          <WorkspaceNotice notice={notice} at="note" onDismiss={() => setNotice(null)} />
-          <div className="composer-actions submit-card">
-            {submitted ? (
-              <button type="button" onClick={reopen}>
-                {t('review.reopen')}
-              </button>
-            ) : (
-              <button
-                type="button"
-                className="primary"
-                onClick={requestSaveGold}
-                aria-keyshortcuts="Control+Enter"
-              >
-                {t('review.saveGold')}
-              </button>
-            )}
-          </div>
-          <WorkspaceNotice notice={notice} at="submit" onDismiss={() => setNotice(null)} />
-        </section>
-
-        <div className="review-columns">
-          {annotations.map((annotation, column) => (
-            <section
-              key={annotation.id}
-              className="card annotator-column"
-              data-testid="annotator-column"
-              data-annotator={annotation.annotator}
-            >
-              <h2>
-                <span className="column-letter">{letters[column]}</span> {annotation.annotator}
-              </h2>
-              <p className="muted">{t(`status.${annotation.status as 'draft' | 'submitted'}`)}</p>
-              {annotation.note && <p className="annotator-note">{annotation.note}</p>}
-              {annotation.patterns.length === 0 ? (
-                <p className="muted">{t('review.noPatterns')}</p>
-              ) : (
-                <ul className="pattern-cards">
-                  {annotation.patterns.map((pattern) => (
-                    <li
-                      key={pattern.id}
-                      // The card takes focus so that `a` adopts it.
-                      // eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex
-                      tabIndex={0}
-                      className="pattern-card"
-                      data-adopt-id={pattern.id}
-                      data-testid="annotator-pattern"
-                    >
-                      <p>{pattern.description}</p>
-                      <p className="muted">
-                        {t(`labels.${pattern.kind}`)} ·{' '}
-                        {t('review.ranks', { ranks: pattern.prefix_ranks.join(', ') })}
-                      </p>
-                      {adoptedIds.has(pattern.id) && (
-                        <p className="muted" id={`adopted-${pattern.id}`}>
-                          {t('review.alreadyAdopted')}
-                        </p>
-                      )}
-                      <div className="composer-actions">
-                        <button
-                          type="button"
-                          // Adopted once is enough; "Edit, then adopt" can still make a variant.
-                          disabled={submitted || adoptedIds.has(pattern.id)}
-                          aria-describedby={
-                            adoptedIds.has(pattern.id) ? `adopted-${pattern.id}` : undefined
-                          }
-                          aria-keyshortcuts={characterKeys ? 'a' : undefined}
-                          onClick={() => adoptPattern(pattern)}
-                          aria-label={t('review.adoptNamed', {
-                            annotator: annotation.annotator,
-                            description: pattern.description,
-                          })}
-                        >
-                          {t('review.adopt')}
-                        </button>
-                        <button
-                          type="button"
-                          disabled={submitted}
-                          onClick={() => editThenAdopt(annotation, pattern)}
-                          aria-label={t('review.editThenAdoptNamed', {
-                            annotator: annotation.annotator,
-                            description: pattern.description,
-                          })}
-                        >
-                          {t('review.editThenAdopt')}
-                        </button>
-                      </div>
-                    </li>
-                  ))}
-                </ul>
-              )}
-            </section>
-          ))}
-        </div>
+        <GoldPanel
+          curator={server?.curator}
+          isCheck={gold.isCheck}
+          submitted={submitted}
+          onCheck={(isCheck) => queue.enqueue(keyId, { type: 'check', isCheck })}
+          editor={editor}
+          patterns={goldPatterns}
+          onDelete={deleteGold}
+          note={note}
+          noteStatus={gold.noteStatus}
+          message={snapshot.message}
+          noteRef={noteRef}
+          notice={notice}
+          onDismiss={() => setNotice(null)}
+          onSave={requestSaveGold}
+          onReopen={() => queue.enqueue(keyId, { type: 'reopen' })}
+        />
+        <AnnotatorColumns
+          annotations={annotations}
+          adoptedIds={adoptedIds}
+          readOnly={submitted}
+          characterKeys={characterKeys}
+          onAdopt={adoptPattern}
+          onEditThenAdopt={editThenAdopt}
+        />
       </div>
       {editor.guard.dialog}
       {helpOpen && (

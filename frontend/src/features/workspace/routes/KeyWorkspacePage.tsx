@@ -7,6 +7,8 @@ import { useAuth } from '../../../lib/auth';
 import { errorMessage } from '../../../api/errorMessage';
 import { Loading } from '../../../components/Loading';
 import { KeyActivityNotice } from '../components/KeyActivityNotice';
+import { KeyHeading } from '../components/KeyHeading';
+import { KeyLoadFailed } from '../components/KeyLoadFailed';
 import { clearDraft, useComposerDraft } from '../lib/composerDraft';
 import type { ShownDraft } from '../lib/composerDraft';
 import { ConfirmEmptySubmit } from '../components/ConfirmEmptySubmit';
@@ -21,9 +23,11 @@ import { PatternComposer } from '../../../components/patternEditor/PatternCompos
 import { PatternList } from '../components/PatternList';
 import { PrefixList } from '../components/PrefixList';
 import { handlePrefixListKey } from '../../../components/patternEditor/prefixListKeys';
-import { useQueue, useQueueSnapshot } from '../../../lib/writeQueue/QueueContext';
-import { SaveState } from '../../../lib/writeQueue/SaveState';
-import { VisibleText } from '../../../components/patternEditor/tokenDisplay';
+import { useQueue } from '../../../lib/writeQueue/QueueContext';
+import { useKeyWrites } from '../../../lib/writeQueue/useKeyWrites';
+import { EditorTools } from '../../../components/patternEditor/EditorTools';
+import { NoteField } from '../../../components/patternEditor/NoteField';
+import { SubmitCard } from '../components/SubmitCard';
 import { ValueTokens } from '../../../components/patternEditor/ValueTokens';
 import { WorkspaceNotice } from '../../../lib/writeQueue/WorkspaceNotice';
 import { useCharacterKeys } from '../../../components/patternEditor/useCharacterKeys';
@@ -34,7 +38,7 @@ import { useNoteAutosave } from '../../../lib/writeQueue/useNoteAutosave';
 import { useQueueNotices } from '../../../lib/writeQueue/useQueueNotices';
 import { usePatternEditor } from '../../../components/patternEditor/usePatternEditor';
 import { useUndoableDelete } from '../hooks/useUndoableDelete';
-import type { SaveStatus, WriteQueue } from '../../../lib/writeQueue/writeQueue';
+import type { WriteQueue } from '../../../lib/writeQueue/writeQueue';
 
 export function KeyWorkspacePage() {
   const { keyId } = useParams();
@@ -66,7 +70,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const assignmentId =
     load.kind === 'ready' ? (load.detail.assignment_id ?? undefined) : askedAssignment;
   const guidelines = useGuidelines(load.kind === 'ready' ? load.detail.study : null);
-  const snapshot = useQueueSnapshot(queue);
+  const { snapshot, pending, noteStatus } = useKeyWrites(queue, keyId);
   const activeSeconds = useActiveTime(
     load.kind === 'ready' ? load.detail.annotation.active_seconds : undefined,
   );
@@ -85,10 +89,6 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const prefixes = useMemo(() => (load.kind === 'ready' ? load.detail.prefixes : []), [load]);
   const ranks = useMemo(() => prefixes.map((prefix) => prefix.rank), [prefixes]);
 
-  const pending = useMemo(
-    () => snapshot.writes.filter((write) => write.keyId === keyId),
-    [snapshot.writes, keyId],
-  );
   const display = useMemo(() => (server ? applyPending(server, pending) : null), [server, pending]);
   const labels = useMemo(() => deriveLabels(ranks, display?.patterns ?? []), [ranks, display]);
   const notCovered = [...labels.values()].filter((label) => label === 'not-covered').length;
@@ -105,12 +105,6 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
     onClear: clearStoredDraft,
   });
   const { selection, dispatch, listRef, composer } = editor;
-  const noteSaving = pending.some((write) => write.op.type === 'note');
-  const noteStatus: SaveStatus = !noteSaving
-    ? 'saved'
-    : snapshot.status === 'saved'
-      ? 'saving'
-      : snapshot.status;
 
   // -- the half-built pattern survives a reload ------------------------------------
 
@@ -261,21 +255,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   // -- render ----------------------------------------------------------------------
 
   if (load.kind === 'loading') return <Loading />;
-  if (load.kind === 'failed') {
-    return (
-      <section className="card">
-        <p role="alert" className="alert">
-          {t('workspace.loadFailed')} {load.message}
-        </p>
-        <div className="composer-actions">
-          <button type="button" onClick={retry}>
-            {t('home.retry')}
-          </button>
-          <Link to="/">{t('notFound.back')}</Link>
-        </div>
-      </section>
-    );
-  }
+  if (load.kind === 'failed') return <KeyLoadFailed message={load.message} onRetry={retry} />;
   const { detail } = load;
   const backTo = assignmentId ? `/assignments/${assignmentId}` : '/';
 
@@ -302,37 +282,30 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       onKeyDown={onKeyDown}
     >
       <div className="workspace-header">
-        <div>
-          <Link to={backTo} className="back-link">
-            {t('workspace.back')}
-          </Link>
-          <h1 id="workspace-heading">
-            {t('workspace.heading', { layer: detail.layer, index: detail.index })}
-          </h1>
-          <p className="muted">
-            <VisibleText text={detail.study_name} /> ·{' '}
-            <span
-              className={`status-badge status-${display?.status}`}
-              data-testid="annotation-status"
-            >
-              {t(`status.${display?.status ?? 'draft'}`)}
-            </span>{' '}
-            ·{' '}
-            <span data-testid="not-covered-count">
-              {t('workspace.notCoveredCount', { count: notCovered, total: prefixes.length })}
-            </span>
-          </p>
-        </div>
-        <div className="workspace-tools">
-          <SaveState status={snapshot.status} message={snapshot.message} onRetry={queue.retryNow} />
-          <label className="character-keys">
-            <input
-              type="checkbox"
-              checked={characterKeys}
-              onChange={(event) => setCharacterKeys(event.target.checked)}
-            />{' '}
-            {t('help.characterKeys')}
-          </label>
+        <KeyHeading
+          backTo={backTo}
+          detail={detail}
+          status={display?.status}
+          notCovered={notCovered}
+          total={prefixes.length}
+        />
+        <EditorTools
+          snapshot={snapshot}
+          onRetry={queue.retryNow}
+          characterKeys={characterKeys}
+          onCharacterKeys={setCharacterKeys}
+          onHelp={() => setHelpOpen(true)}
+          trailing={
+            <KeyFlagControl
+              keyId={keyId}
+              initial={detail.flag}
+              open={flagOpen}
+              onOpen={() => setFlagOpen(true)}
+              onClose={() => setFlagOpen(false)}
+              characterKeys={characterKeys}
+            />
+          }
+        >
           <button
             type="button"
             onClick={guidelines.openDialog}
@@ -340,22 +313,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           >
             {t('guidelines.open')}
           </button>
-          <button
-            type="button"
-            onClick={() => setHelpOpen(true)}
-            aria-keyshortcuts={characterKeys ? '?' : undefined}
-          >
-            {t('help.open')}
-          </button>
-          <KeyFlagControl
-            keyId={keyId}
-            initial={detail.flag}
-            open={flagOpen}
-            onOpen={() => setFlagOpen(true)}
-            onClose={() => setFlagOpen(false)}
-            characterKeys={characterKeys}
-          />
-        </div>
+        </EditorTools>
       </div>
 
       <WorkspaceNotice notice={notice} at="top" onDismiss={() => setNotice(null)} />
@@ -393,66 +351,29 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           />
           <WorkspaceNotice notice={notice} at="patterns" onDismiss={() => setNotice(null)} />
           <section className="card">
-            <div className="note-heading">
-              <label htmlFor="annotation-note" className="note-label">
-                {t('workspace.note')}
-              </label>
-              <SaveState
-                status={noteStatus}
-                message={snapshot.message}
-                live={false}
-                id="annotation-note-state"
-                testId="note-save-state"
-              />
-            </div>
-            <textarea
+            <NoteField
               id="annotation-note"
-              aria-describedby="annotation-note-state"
+              label={t('workspace.note')}
               ref={noteRef}
-              value={note.draft ?? ''}
+              draft={note.draft}
+              status={noteStatus}
+              message={snapshot.message}
               readOnly={submitted}
-              maxLength={20000}
-              rows={3}
-              onChange={(event) => note.change(event.target.value)}
-              onBlur={flushNote}
+              onChange={note.change}
+              onFlush={flushNote}
             />
             <WorkspaceNotice notice={notice} at="note" onDismiss={() => setNotice(null)} />
           </section>
           {detail.value_top_tokens && <ValueTokens tokens={detail.value_top_tokens} />}
-          <section className="card submit-card">
-            {submitted ? (
-              <>
-                <p>{t('workspace.submittedHint')}</p>
-                <div className="composer-actions">
-                  <button type="button" onClick={reopen}>
-                    {t('workspace.reopen')}
-                  </button>
-                  <button
-                    type="button"
-                    className="primary"
-                    onClick={() => requestSubmit(false)}
-                    disabled={advancing}
-                  >
-                    {t('workspace.next')}
-                  </button>
-                </div>
-              </>
-            ) : (
-              <button
-                type="button"
-                className="primary"
-                onClick={() => requestSubmit(false)}
-                disabled={advancing}
-                aria-keyshortcuts="Control+Enter"
-              >
-                {t('workspace.submit')}
-              </button>
-            )}
-            {advancing && snapshot.status !== 'saved' && (
-              <p className="muted">{t('workspace.submitWaiting')}</p>
-            )}
+          <SubmitCard
+            submitted={submitted}
+            advancing={advancing}
+            waiting={snapshot.status !== 'saved'}
+            onSubmit={() => requestSubmit(false)}
+            onReopen={reopen}
+          >
             <WorkspaceNotice notice={notice} at="submit" onDismiss={() => setNotice(null)} />
-          </section>
+          </SubmitCard>
         </aside>
       </div>
       {helpOpen && (
