@@ -16,9 +16,9 @@ PALETTE_FILE = (
     Path(__file__).resolve().parent.parent
     / "frontend"
     / "src"
-    / "pages"
-    / "manage"
+    / "features"
     / "report"
+    / "lib"
     / "figure2Palette.json"
 )
 PALETTE: dict[str, str] = json.loads(PALETTE_FILE.read_text(encoding="utf-8"))

@@ -18,7 +18,7 @@ from tests.factories import StudyFactory, annotate_key, key_with_prefixes
 pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
-SPA_CHART = REPO / "frontend" / "src" / "pages" / "manage" / "report" / "Figure2Chart.tsx"
+SPA_CHART = REPO / "frontend" / "src" / "features" / "report" / "components" / "Figure2Chart.tsx"
 
 
 def test_the_server_figure_and_the_spa_chart_share_one_palette(hand_study):
@@ -26,7 +26,7 @@ def test_the_server_figure_and_the_spa_chart_share_one_palette(hand_study):
     assert list(palette) == list(LABELS)
     # The SPA's chart takes its colours from the same file and writes none of its own.
     chart = SPA_CHART.read_text(encoding="utf-8")
-    assert f"from './{PALETTE_FILE.name}'" in chart
+    assert f"from '../lib/{PALETTE_FILE.name}'" in chart
     assert not [colour for colour in palette.values() if colour.lower() in chart.lower()]
     # The server's SVG fills its bars and legend with exactly these colours.
     svg = figure2_image(report_build(study=hand_study), "svg").decode()

@@ -6,7 +6,7 @@ import { makeReport } from '../../../test/factories';
 import { chartSize, PLOT_HEIGHT, textWidth, wrapTitle } from '../lib/figure2Layout';
 import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
-import PALETTE from '../../../pages/manage/report/figure2Palette.json';
+import PALETTE from '../lib/figure2Palette.json';
 import { safeFileName, serializeSvg } from '../lib/svgExport';
 
 const labelNames = Object.fromEntries(LABELS.map(({ label }) => [label, label])) as Record<

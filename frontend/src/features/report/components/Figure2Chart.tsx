@@ -2,7 +2,7 @@ import type { Ref } from 'react';
 
 import type { ReportFigure2Row, ReportLabelValues } from '../../../api/types';
 // The one palette of Figure 2: the server's PNG and SVG (reports/figures.py) read it too.
-import PALETTE from '../../../pages/manage/report/figure2Palette.json';
+import PALETTE from '../lib/figure2Palette.json';
 import {
   COUNT_SIZE,
   figure2Layout,

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 
 import type { ReviewAnnotation } from '../../../api/review';
 import type { PrefixLabelValue, TriggerPrefix } from '../../../api/types';
-import palette from '../../../pages/manage/report/figure2Palette.json';
+import palette from '../../report/lib/figure2Palette.json';
 import { PrefixGrid } from '../../../components/patternEditor/PrefixGrid';
 import type { SelectionAction, SelectionState } from '../../../components/patternEditor/selection';
 import { visibleToken } from '../lib/visibleToken';
