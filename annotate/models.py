@@ -330,7 +330,24 @@ class Pattern(models.Model):
         return f"{self.annotation}: {self.description[:40]}"
 
 
-class AnnotationEvent(models.Model):
+class AuditEvent(models.Model):
+    """What every audit record holds: who made the change, when, and the state before and
+    after it. ``AnnotationEvent`` and ``GoldEvent`` add what the change was made to and
+    their actions."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(default=timezone.now)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["at", "id"]
+
+
+class AnnotationEvent(AuditEvent):
     """The audit trail: who changed an annotation, when, and its state before and after.
 
     ``before``/``after`` hold the annotation's state (note, status, version, patterns with
@@ -348,16 +365,9 @@ class AnnotationEvent(models.Model):
         REASSIGN = "reassign", "reassign"
 
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="events")
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    at = models.DateTimeField(default=timezone.now)
     action = models.CharField(max_length=20, choices=Action.choices)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["at", "id"]
+    class Meta(AuditEvent.Meta):
         indexes = [models.Index(fields=["annotation", "at"], name="annotation_event_by_time")]
 
     def __str__(self) -> str:
@@ -459,7 +469,7 @@ class GoldPattern(models.Model):
         return f"{self.gold}: {self.description[:40]}"
 
 
-class GoldEvent(models.Model):
+class GoldEvent(AuditEvent):
     """The gold's audit trail, as ``AnnotationEvent`` is an annotator's: who changed a key's
     gold annotation, when, and its state before and after.
 
@@ -481,17 +491,10 @@ class GoldEvent(models.Model):
         REOPEN = "reopen", "reopen"
 
     gold = models.ForeignKey(GoldAnnotation, on_delete=models.CASCADE, related_name="events")
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    at = models.DateTimeField(default=timezone.now)
     action = models.CharField(max_length=20, choices=Action.choices)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
     source = models.JSONField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["at", "id"]
+    class Meta(AuditEvent.Meta):
         indexes = [models.Index(fields=["gold", "at"], name="gold_event_by_time")]
 
     def __str__(self) -> str:
