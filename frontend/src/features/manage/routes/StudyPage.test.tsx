@@ -1,4 +1,4 @@
-import { screen, waitFor } from '@testing-library/react';
+import { fireEvent, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
@@ -29,6 +29,16 @@ describe('StudyPage: showing the value tokens', () => {
     expect(sent).toEqual([{ show_value_tokens: true }]);
     await waitFor(() => expect(screen.getByLabelText(LABEL)).toBeEnabled());
     expect(screen.getByLabelText(LABEL)).toBeChecked();
+  });
+
+  it('shows the click in the same event, before any request has started', async () => {
+    // A browser (and Playwright's check()) reads the box right after the click: it must
+    // not wait for a later render to show the new state.
+    setUp(() => new Promise<Response>(() => {}));
+    const box = await screen.findByLabelText(LABEL);
+    fireEvent.click(box);
+    expect(box).toBeChecked();
+    expect(box).toBeDisabled();
   });
 
   it('shows the choice at once and puts it back when the server refuses', async () => {

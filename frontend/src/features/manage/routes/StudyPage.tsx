@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router-dom';
 
 import { api } from '../../../api/client';
 import { errorMessage } from '../../../api/errorMessage';
-import type { StudyDetail } from '../../../api/types';
 import { Loading } from '../../../components/Loading';
 import { manageKeys } from '../api/queryKeys';
 import { StudyGuidelines } from '../components/StudyGuidelines';
@@ -21,23 +21,16 @@ export function StudyPage() {
     queryKey: manageKeys.batches(id),
     queryFn: () => api.admin.batches(id),
   });
-  // The choice shows at once, and is put back if the server refuses it.
+  // The choice shows in the click's own render (the cache update in onMutate would come
+  // a tick later, and the controlled box would flip back in between), and goes back to
+  // the server's value when the write settles: the saved one, or the old one if refused.
+  const [choice, setChoice] = useState<boolean | null>(null);
   const valueTokens = useMutation({
     mutationFn: (show: boolean) => api.admin.updateStudy(id, { show_value_tokens: show }),
-    onMutate: async (show) => {
-      const key = manageKeys.study(id);
-      await queryClient.cancelQueries({ queryKey: key });
-      const before = queryClient.getQueryData<StudyDetail>(key);
-      if (before)
-        queryClient.setQueryData<StudyDetail>(key, { ...before, show_value_tokens: show });
-      return { before };
-    },
     onSuccess: (updated) => queryClient.setQueryData(manageKeys.study(id), updated),
-    onError: (_failure, _show, context) => {
-      if (context?.before) queryClient.setQueryData(manageKeys.study(id), context.before);
-    },
+    onSettled: () => setChoice(null),
   });
-  const saving = valueTokens.isPending;
+  const saving = choice !== null;
   const error = valueTokens.isError ? errorMessage(valueTokens.error, t) : null;
 
   if (study.data === undefined) {
@@ -80,9 +73,12 @@ export function StudyPage() {
         <label className="checkbox">
           <input
             type="checkbox"
-            checked={data.show_value_tokens}
+            checked={choice ?? data.show_value_tokens}
             disabled={saving}
-            onChange={(event) => valueTokens.mutate(event.target.checked)}
+            onChange={(event) => {
+              setChoice(event.target.checked);
+              valueTokens.mutate(event.target.checked);
+            }}
           />
           {t('manage.showValueTokens')}
         </label>
