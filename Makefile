@@ -21,6 +21,18 @@ DEMO_PORT ?= 8000
 FRONTEND_SRC := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json -type f 2>/dev/null)
 MANIFEST := frontend/dist/.vite/manifest.json
 PYTEST_ARGS ?=
+# pytest runs in this many processes (pytest-xdist; the tests of one xdist_group mark stay
+# in one process, tests/conftest.py).
+# Each has its own test database, Redis database and data folder: config/settings_test.py.
+TEST_PROCESSES ?= 2
+PYTEST_PARALLEL := -n $(TEST_PROCESSES) --dist loadgroup
+
+# A shell that sets PYTHONDONTWRITEBYTECODE (this machine kind does, like many container
+# images) would make every Python process compile all it imports from source again: torch,
+# transformers and Django cost each test worker, each `manage.py` subprocess and the
+# demo's web and worker processes about 9 s of CPU (a worker's imports: 15 s instead of
+# 6 s). These commands let Python keep its caches (__pycache__ folders, ignored by git).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo test test-fast test-python test-frontend test-frontend-stress test-embedded lint bench venv frontend schema check-schema clean
 
@@ -57,12 +69,13 @@ test: test-python test-frontend
 
 # --durations: the 25 slowest tests, printed at the end of every run.
 test-python: venv frontend
-	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_PARALLEL) --durations=25 $(PYTEST_ARGS)
 
-# The quick loop while working: the unit and API tests, no real model, service or browser.
+# The quick loop while working: the unit and API tests, no real model, service, browser or
+# schema fuzz (make test runs them all).
 test-fast: venv
-	$(PY) -m pytest tests/unit tests/api -m "not slow and not integration and not e2e" \
-		--durations=10 $(PYTEST_ARGS)
+	$(PY) -m pytest tests/unit tests/api -m "not slow and not integration and not e2e and not fuzz" \
+		$(PYTEST_PARALLEL) --durations=10 $(PYTEST_ARGS)
 
 test-frontend: frontend/node_modules/.installed
 	cd frontend && npm test
@@ -78,8 +91,8 @@ test-frontend-stress: frontend/node_modules/.installed
 # on PostgreSQL and Redis first, then this.
 test-embedded: venv frontend
 	env -u DATABASE_URL -u CELERY_BROKER_URL -u REQUIRE_SERVICES \
-		$(PY) -m pytest -m "db_backend and not integration and not e2e" --durations=10 \
-		$(PYTEST_ARGS)
+		$(PY) -m pytest -m "db_backend and not integration and not e2e" $(PYTEST_PARALLEL) \
+		--durations=10 $(PYTEST_ARGS)
 
 lint: venv frontend/node_modules/.installed
 	$(VENV)/bin/ruff check .

@@ -137,6 +137,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.db_backend)
 
 
+# The tests that load builtin:smollm2-135m run in one pytest process (make test's
+# ``--dist loadgroup``) and share one load: reading and dequantizing its GGUF file takes
+# about 40 s of CPU each time.
+SMOLLM2_GROUP = pytest.mark.xdist_group("smollm2")
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """builtin:smollm2-135m, loaded once per test process through the worker's own model
+    cache (``mining.services``), so that mining in this process (the demo's) reuses it.
+    Sound because no test changes the loaded model."""
+    from mining.services import _cached_model
+
+    return _cached_model("builtin:smollm2-135m", "cpu", "float32")
+
+
 @pytest.fixture(autouse=True)
 def _clear_cache():
     # The login throttle counts in the cache; every test starts from zero.

@@ -85,7 +85,7 @@ from reports.tasks import export_study
 from tests.conftest import client_for
 from tests.factories import assigned_batch
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 
 SCHEMA_PATH = Path(django_settings.BASE_DIR) / "frontend" / "src" / "api" / "openapi.yaml"
 EXAMPLES = int(os.environ.get("FFKV_FUZZ_EXAMPLES", "30"))

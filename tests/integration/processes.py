@@ -17,7 +17,10 @@ import pytest
 from config import processes
 from tests.conftest import service_missing
 
-PRIVATE_PORTS = range(6391, 6400)  # never the shared Redis on 6379
+# Never the shared Redis on 6379; each pytest process (gw0, gw1, ...) probes its own four
+# ports, so that two processes never both find the same port free and race for it.
+_XDIST_INDEX = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+PRIVATE_PORTS = range(6391 + 4 * _XDIST_INDEX, 6395 + 4 * _XDIST_INDEX)
 
 
 def _port_free(port: int) -> bool:

@@ -30,7 +30,10 @@ from tests.integration.conftest import ROOT, database_url_of_test_db
 pytestmark = pytest.mark.integration
 
 EXAMPLE = ROOT / "fixtures" / "example-study.jsonl"
-RESTORE_DB = os.environ.get("FFKV_RESTORE_DB", "ffkv_faults_restore")
+# One per pytest process (make test runs two, which may run both tests at once).
+RESTORE_DB = os.environ.get("FFKV_RESTORE_DB", "ffkv_faults_restore") + (
+    f"_{os.environ['PYTEST_XDIST_WORKER']}" if "PYTEST_XDIST_WORKER" in os.environ else ""
+)
 # What an import gives anew by design: database ids.
 VOLATILE = {"id", "study_id"}
 

@@ -13,6 +13,7 @@ from annotate.models import Study
 from annotate.permissions import user_is_annotator
 from mining.management.commands import demo
 from mining.models import MiningRun, MiningShard
+from tests.conftest import SMOLLM2_GROUP
 
 pytestmark = pytest.mark.django_db
 
@@ -96,11 +97,12 @@ def test_the_demo_serves_on_the_port_asked_for_with_a_worker_for_both_queues():
 
 
 @pytest.mark.slow
-def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, tmp_path):
+@SMOLLM2_GROUP
+def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, tmp_path, smollm2):
     from annotate.models import Assignment
 
     settings.DATA_DIR = tmp_path
-    call_command("demo", setup_only=True, sentences=120)  # mined in this process
+    call_command("demo", setup_only=True, sentences=40)  # mined in this process
     study = Study.objects.get(name="demo: SmolLM2-135M on wiki-vital")
     assert (study.model_name, study.n_layers, study.d_ff, study.is_causal) == (
         "builtin:smollm2-135m",
@@ -135,7 +137,7 @@ def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, t
     assert "3" in text and "shallow" in text and "semantic" in text
     assert not example.guidelines.exists()
 
-    call_command("demo", setup_only=True, sentences=120)  # idempotent: nothing mined again
+    call_command("demo", setup_only=True, sentences=40)  # idempotent: nothing mined again
     assert Study.objects.count() == 2
     assert MiningRun.objects.count() == 1
     assert Assignment.objects.filter(batch__study=study).count() == 2

@@ -1,5 +1,6 @@
 """Settings come from the environment only, and production refuses unsafe ones."""
 
+import json
 import os
 import subprocess
 import sys
@@ -87,3 +88,56 @@ def test_a_bad_value_fails_loudly_with_the_variables_name(variable, value, messa
     assert result.returncode != 0
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _test_settings_of(env_overrides: dict[str, str]) -> dict[str, str]:
+    """What config.settings_test makes of an environment, read in a fresh process."""
+    ours = {"PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "OMP_NUM_THREADS"}
+    env = {k: v for k, v in os.environ.items() if k not in ours} | env_overrides
+    script = (
+        "import json, os; from config import settings_test as s; print(json.dumps({"
+        "'broker': s.CELERY_BROKER_URL, 'data_dir': str(s.DATA_DIR),"
+        "'env_broker': os.environ['CELERY_BROKER_URL'],"
+        "'env_data_dir': os.environ['FFKV_DATA_DIR'],"
+        "'threads': os.environ.get('OMP_NUM_THREADS')}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_each_parallel_test_process_has_its_own_redis_database_and_data_folder(tmp_path):
+    # pytest-xdist's gw0 and gw1 share neither: the worker processes a test starts read
+    # the environment, so the environment must say the same as the settings.
+    base = {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/2", "FFKV_DATA_DIR": str(tmp_path)}
+    base |= {"PYTEST_XDIST_WORKER_COUNT": "2"}
+    first = _test_settings_of(base | {"PYTEST_XDIST_WORKER": "gw0"})
+    second = _test_settings_of(base | {"PYTEST_XDIST_WORKER": "gw1"})
+    # ... and its share of the cores for torch's and numba's thread pools.
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    assert first.pop("threads") == second.pop("threads") == share
+    assert first == {
+        "broker": "redis://127.0.0.1:6379/2",
+        "data_dir": str(tmp_path / "gw0"),
+        "env_broker": "redis://127.0.0.1:6379/2",
+        "env_data_dir": str(tmp_path / "gw0"),
+    }
+    assert second == {
+        "broker": "redis://127.0.0.1:6379/3",
+        "data_dir": str(tmp_path / "gw1"),
+        "env_broker": "redis://127.0.0.1:6379/3",
+        "env_data_dir": str(tmp_path / "gw1"),
+    }
+    # One process alone (plain pytest) keeps what it was given.
+    alone = _test_settings_of({k: v for k, v in base.items() if k != "PYTEST_XDIST_WORKER_COUNT"})
+    assert (alone["broker"], alone["data_dir"]) == ("redis://127.0.0.1:6379/2", str(tmp_path))
+    assert alone["threads"] is None
+
+
+def test_parallel_test_processes_on_the_file_system_broker_keep_apart_folders(tmp_path):
+    base = {"CELERY_BROKER_URL": "filesystem://", "FFKV_DATA_DIR": str(tmp_path)}
+    second = _test_settings_of(base | {"PYTEST_XDIST_WORKER": "gw1"})
+    assert second["broker"] == "filesystem://"
+    assert second["data_dir"] == str(tmp_path / "gw1")

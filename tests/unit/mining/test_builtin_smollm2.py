@@ -9,11 +9,13 @@ import torch
 
 from mining.core import MiningError, load_model
 from mining.core import models as models_module
+from tests.conftest import SMOLLM2_GROUP
 
 
 @pytest.mark.slow
-def test_smollm2_loads_offline_and_knows_the_capital_of_france():
-    loaded = load_model("builtin:smollm2-135m")
+@SMOLLM2_GROUP
+def test_smollm2_loads_offline_and_knows_the_capital_of_france(smollm2):
+    loaded = smollm2  # load_model("builtin:smollm2-135m"), once per test process
     assert (loaded.model_type, loaded.n_layers, loaded.d_model, loaded.d_ff, loaded.causal) == (
         "llama",
         30,
