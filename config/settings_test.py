@@ -17,13 +17,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # the environment so that the worker processes a test starts inherit them: one process's
 # worker never takes the other's tasks, and a test that counts or purges a queue sees
 # only its own. pytest-django gives each its own test database.
+# XDIST_WORKER ("" when pytest runs alone) and XDIST_INDEX are settings too: tests read
+# them to keep other shared resources apart (private Redis ports, a restore database).
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+XDIST_INDEX = int(XDIST_WORKER.removeprefix("gw") or 0)
 if XDIST_WORKER:
-    _index = int(XDIST_WORKER.removeprefix("gw"))
     os.environ["FFKV_DATA_DIR"] = str(Path(os.environ["FFKV_DATA_DIR"]) / XDIST_WORKER)
     _redis = re.fullmatch(r"(rediss?://[^/]*)(?:/(\d+))?", os.environ.get("CELERY_BROKER_URL", ""))
     if _redis:
-        _db = int(_redis.group(2) or 0) + _index
+        _db = int(_redis.group(2) or 0) + XDIST_INDEX
         os.environ["CELERY_BROKER_URL"] = f"{_redis.group(1)}/{_db}"
     # Each process (and the workers it starts) gets its share of the cores for torch's
     # and numba's thread pools: with a pool of every core in each, OpenMP threads that

@@ -13,14 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from config import processes
 from tests.conftest import service_missing
 
 # Never the shared Redis on 6379; each pytest process (gw0, gw1, ...) probes its own four
 # ports, so that two processes never both find the same port free and race for it.
-_XDIST_INDEX = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
-PRIVATE_PORTS = range(6391 + 4 * _XDIST_INDEX, 6395 + 4 * _XDIST_INDEX)
+PRIVATE_PORTS = range(6391 + 4 * settings.XDIST_INDEX, 6395 + 4 * settings.XDIST_INDEX)
 
 
 def _port_free(port: int) -> bool:

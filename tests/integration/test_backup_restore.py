@@ -22,6 +22,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import call_command
 
 from annotate.models import Study
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.integration
 EXAMPLE = ROOT / "fixtures" / "example-study.jsonl"
 # One per pytest process (make test runs two, which may run both tests at once).
 RESTORE_DB = os.environ.get("FFKV_RESTORE_DB", "ffkv_faults_restore") + (
-    f"_{os.environ['PYTEST_XDIST_WORKER']}" if "PYTEST_XDIST_WORKER" in os.environ else ""
+    f"_{django_settings.XDIST_WORKER}" if django_settings.XDIST_WORKER else ""
 )
 # What an import gives anew by design: database ids.
 VOLATILE = {"id", "study_id"}

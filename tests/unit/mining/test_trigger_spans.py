@@ -70,19 +70,12 @@ def _training_text() -> list[str]:
 
 
 @cache
-@cache
-def _smollm2_tokenizer() -> PreTrainedTokenizerFast:
-    # Read from the GGUF file once per process (about 13 s); the tests only encode and
-    # decode with it.
-    gguf = builtin_smollm2_file()
-    return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-
-
 def _tokenizer(kind: str) -> PreTrainedTokenizerFast:
     if kind == "uncased-wordpiece":
         return AutoTokenizer.from_pretrained(str(builtin_minilm_dir()))
     if kind == "byte-level-bpe":
-        return _smollm2_tokenizer()
+        gguf = builtin_smollm2_file()
+        return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     if kind == "cased-wordpiece":
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=False)
