@@ -168,7 +168,8 @@ def _in_group(username: str, name: str) -> User:
     return user
 
 
-def _annotator(username: str) -> User:
+def annotator_user(username: str) -> User:
+    """An annotator: in the ``annotator`` group."""
     return _in_group(username, ANNOTATOR_GROUP)
 
 
@@ -179,12 +180,12 @@ def curator_user(username: str) -> User:
 
 @pytest.fixture
 def alice(db):
-    return _annotator("alice")
+    return annotator_user("alice")
 
 
 @pytest.fixture
 def bob(db):
-    return _annotator("bob")
+    return annotator_user("bob")
 
 
 @pytest.fixture

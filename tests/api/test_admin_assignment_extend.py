@@ -17,7 +17,7 @@ from annotate.services.batches import (
     ASSIGNMENT_OVERLAP_OUT_OF_RANGE,
     BATCH_NOT_ASSIGNED,
 )
-from tests.conftest import _annotator, client_for
+from tests.conftest import annotator_user, client_for
 from tests.factories import AnnotationFactory, BatchFactory, KeyFactory
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ def _holders(batch) -> dict[int, set[str]]:
 
 
 def test_a_third_annotator_added_with_overlap_three_gets_every_key(carol, alice, bob):
-    _annotator("dave")
+    annotator_user("dave")
     batch = _batch()
     client = client_for(carol)
     assert _assign(client, batch, ["alice", "bob"], 2).status_code == 201
@@ -71,7 +71,7 @@ def test_a_third_annotator_added_with_overlap_three_gets_every_key(carol, alice,
 
 
 def test_two_new_annotators_share_the_raised_overlap_evenly(carol, alice, bob):
-    _annotator("dave"), _annotator("erin")
+    annotator_user("dave"), annotator_user("erin")
     batch = _batch()
     client = client_for(carol)
     _assign(client, batch, ["alice", "bob"], 2)
@@ -89,7 +89,7 @@ def test_two_new_annotators_share_the_raised_overlap_evenly(carol, alice, bob):
 
 
 def test_the_overlap_alone_can_be_raised_among_the_same_annotators(carol, alice, bob):
-    _annotator("dave")
+    annotator_user("dave")
     batch = _batch()
     client = client_for(carol)
     _assign(client, batch, ["alice", "bob", "dave"], 1)
@@ -101,7 +101,7 @@ def test_the_overlap_alone_can_be_raised_among_the_same_annotators(carol, alice,
 
 
 def test_a_key_an_annotator_already_annotated_elsewhere_goes_to_someone_else(carol, alice, bob):
-    dave, _ = _annotator("dave"), _annotator("erin")
+    dave, _ = annotator_user("dave"), annotator_user("erin")
     batch = _batch(2)
     client = client_for(carol)
     _assign(client, batch, ["alice", "bob"], 2)
@@ -124,7 +124,7 @@ def test_a_key_an_annotator_already_annotated_elsewhere_goes_to_someone_else(car
     ],
 )
 def test_a_bad_extension_is_a_400_that_says_why(carol, alice, bob, annotators, overlap, message):
-    _annotator("dave")
+    annotator_user("dave")
     batch = _batch(2)
     client = client_for(carol)
     _assign(client, batch, ["alice", "bob"], 2)
@@ -146,7 +146,7 @@ def test_an_unassigned_batch_is_assigned_first(carol, alice):
 def test_extending_costs_the_same_queries_for_few_and_many_keys(carol, alice, bob):
     counts = []
     for n_keys, name in ((2, "dave"), (40, "erin")):
-        _annotator(name)
+        annotator_user(name)
         batch = _batch(n_keys)
         client = client_for(carol)
         _assign(client, batch, ["alice", "bob"], 2)

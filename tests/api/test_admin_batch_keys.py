@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate.models import Annotation
 from annotate.services.batches import assignment_create_with_overlap
-from tests.conftest import _annotator, client_for
+from tests.conftest import annotator_user, client_for
 from tests.factories import AnnotationFactory, BatchFactory, KeyFactory
 
 pytestmark = pytest.mark.django_db
@@ -77,6 +77,6 @@ def test_only_admins_list_a_batchs_keys(alice):
     batch = _batch([alice], n_keys=1, overlap=1)
     assert client_for(alice).get(f"/api/admin/batches/{batch.pk}/keys/").status_code == 403
     assert (
-        client_for(_annotator("dave")).get(f"/api/admin/batches/{batch.pk}/keys/").status_code
+        client_for(annotator_user("dave")).get(f"/api/admin/batches/{batch.pk}/keys/").status_code
         == 403
     )

@@ -29,7 +29,7 @@ from annotate.services.batches import (
 )
 from reports.exports import export_jsonl
 from reports.imports.load import study_import
-from tests.conftest import _annotator, client_for
+from tests.conftest import annotator_user, client_for
 from tests.factories import (
     AnnotationFactory,
     BatchFactory,
@@ -307,7 +307,7 @@ def offered(alice):
 def test_a_curator_or_an_admin_is_never_given_a_check(offered, cora):
     batch, _ = offered
     cora.groups.add(Group.objects.get_or_create(name=ANNOTATOR_GROUP)[0])  # a curator who annotates
-    staff = _annotator("stan")
+    staff = annotator_user("stan")
     staff.is_staff = True
     staff.save()
     assignment_create_with_overlap(batch=batch, annotators=[cora, staff], overlap=2)

@@ -62,8 +62,8 @@ import schemathesis
 from django.conf import settings as django_settings
 from django.core import signals
 from django.core.wsgi import get_wsgi_application
-from django.db import close_old_connections
-from django.test import Client
+from django.db import close_old_connections, transaction
+from django.test import Client, override_settings
 from django.utils.crypto import get_random_string
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -82,8 +82,8 @@ from annotate.services.gold import gold_pattern_create
 from mining.models import MiningRun
 from reports.models import ExportJob
 from reports.tasks import export_study
-from tests.conftest import client_for
-from tests.factories import assigned_batch
+from tests.conftest import annotator_user, client_for
+from tests.factories import UserFactory, assigned_batch
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 
@@ -141,9 +141,16 @@ class World:
     body: dict[str, list[Any]]
 
 
-@pytest.fixture
-def world(alice, bob, carol, mallory, settings, tmp_path) -> World:
-    settings.DATA_DIR = tmp_path  # the done export job's file
+@dataclass
+class Personas:
+    alice: Any
+    bob: Any
+    carol: Any
+    mallory: Any
+
+
+def _build_world(people: Personas) -> World:
+    alice, bob, carol, mallory = people.alice, people.bob, people.carol, people.mallory
     batch, keys = assigned_batch([alice, bob], n_keys=2, n_prefixes=25)
     bobs_batch, bobs_keys = assigned_batch([bob], n_keys=1, n_prefixes=5, study=batch.study)
     client = client_for(alice)
@@ -197,6 +204,46 @@ def world(alice, bob, carol, mallory, settings, tmp_path) -> World:
             "reassign_to": ["bob", bob.pk, "alice", carol.pk],
         },
     )
+
+
+@pytest.fixture(scope="module")
+def _module_world(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The personas and their world, made once for the module inside a transaction that
+    is rolled back at its end, as Django's ``TestCase.setUpTestData`` does: each test runs
+    in a savepoint of it (the ``django_db`` mark), so every test still starts from the
+    same world, and the writes of one example are the state of the next within a test."""
+    data_dir = tmp_path_factory.mktemp("fuzz-data")  # the done export job's file
+    with django_db_blocker.unblock(), override_settings(DATA_DIR=data_dir):
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            people = Personas(
+                alice=annotator_user("alice"),
+                bob=annotator_user("bob"),
+                carol=UserFactory(username="carol", is_staff=True, is_superuser=True),
+                mallory=UserFactory(username="mallory"),
+            )
+            yield people, _build_world(people), data_dir
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+# The module's personas are the world's (tests/conftest.py's would be made again per test).
+@pytest.fixture
+def alice(_module_world):
+    return _module_world[0].alice
+
+
+@pytest.fixture
+def carol(_module_world):
+    return _module_world[0].carol
+
+
+@pytest.fixture
+def world(_module_world, settings) -> World:
+    settings.DATA_DIR = _module_world[2]
+    return _module_world[1]
 
 
 @pytest.fixture
@@ -305,7 +352,10 @@ def test_the_fuzz_signs_each_persona_in_and_passes_the_csrf_check(world, wsgi_ap
     assert _call(me.Case(), carol, wsgi_app).json()["username"] == "carol"
     save = schema["/api/keys/{key_id}/annotation/"]["PUT"]
     key_id = world.path["key_id"][0]
-    version = Annotation.objects.get(key_id=key_id, annotator=alice).version
+    before = Annotation.objects.get(key_id=key_id, annotator=alice)
+    # The world as made, whatever the tests before this one wrote (each is rolled back).
+    assert (before.note, before.status) == ("", "draft"), (before.note, before.status)
+    version = before.version
     case = save.Case(
         path_parameters={"key_id": key_id},
         body={"note": "fuzzed", "version": version},

@@ -219,9 +219,9 @@ def test_the_assign_form_messages_follow_the_form_as_it_changes(page, carol, ali
 
 def test_carol_adds_a_third_annotator_to_an_assigned_batch(page, carol, alice, bob):
     from annotate.services.batches import assignment_create_with_overlap
-    from tests.conftest import _annotator
+    from tests.conftest import annotator_user
 
-    dave = _annotator("dave")
+    dave = annotator_user("dave")
     batch, keys = assigned_batch([], n_keys=3, n_prefixes=3, name="pair")
     assignment_create_with_overlap(batch=batch, annotators=[alice, bob], overlap=2)
     _open_batch(page, batch)
