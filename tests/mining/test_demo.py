@@ -2,6 +2,7 @@
 demo study's mining run, queued for the worker, naming alice and bob."""
 
 import json
+import os
 import signal
 from unittest import mock
 
@@ -142,3 +143,24 @@ def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, t
     assert MiningRun.objects.count() == 1
     assert Assignment.objects.filter(batch__study=study).count() == 2
     assert study.guidelines.count() == 1
+
+
+def test_a_second_stop_signal_while_the_demo_stops_is_ignored_not_a_traceback():
+    # Ctrl-C pressed twice, or `kill` sent to the whole process group, used to interrupt
+    # the shutdown itself with a second KeyboardInterrupt and its traceback.
+    saved = {signum: signal.getsignal(signum) for signum in demo.STOP_SIGNALS}
+    try:
+        for signum in demo.STOP_SIGNALS:
+            signal.signal(signum, demo.stop_on_first_signal)
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # Python runs the handler between bytecodes
+                pass
+        os.kill(os.getpid(), signal.SIGTERM)  # while stopping: ignored
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+        assert all(signal.getsignal(s) == signal.SIG_IGN for s in demo.STOP_SIGNALS)
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)

@@ -141,6 +141,19 @@ def demo_processes(port: int) -> list[list[str]]:
     return [web, worker]
 
 
+# Ctrl-C, `kill`, `docker stop`, a closed terminal: each stops the demo the same way.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def stop_on_first_signal(_signum: int, _frame: object) -> None:
+    """The first stop signal ends the serving loop; later ones (Ctrl-C pressed twice, a
+    signal sent to the whole process group) are ignored while the children are stopped,
+    instead of interrupting that with a traceback."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 class Command(BaseCommand):
     help = (
         "Set up the demo and serve web + a Celery worker at http://127.0.0.1:8000 (--port); "
@@ -260,11 +273,8 @@ class Command(BaseCommand):
         ]
         web = children[0]
 
-        def stop(_signum: int, _frame: object) -> None:
-            raise KeyboardInterrupt  # `kill`, `docker stop`, a closed terminal: the same
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGHUP, stop)
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, stop_on_first_signal)
         try:
             self._wait_until_up(port, web)
             self.stdout.write(
@@ -278,8 +288,8 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write("Stopping…")
         finally:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one waits for this
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for signum in STOP_SIGNALS:  # a second one waits for this
+                signal.signal(signum, signal.SIG_IGN)
             for child in children:
                 _signal_group(child, _stopping(child)[0])
             for child in children:
