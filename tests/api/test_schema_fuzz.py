@@ -333,8 +333,9 @@ def _aim(case, data, world: World, persona) -> None:
     deadline=None,
     derandomize=True,
     database=None,
-    # The world is made once per operation and persona, and the writes of one example
-    # are the state of the next: that is the point, not an accident of fixture scope.
+    # The world is made once per module and rolled back to after each operation and
+    # persona; within one, the writes of one example are the state of the next: that is
+    # the point, not an accident of fixture scope.
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 def test_no_request_gets_a_server_error_or_an_undocumented_answer(
