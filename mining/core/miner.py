@@ -42,7 +42,6 @@ import numpy as np
 import torch
 
 from . import kernels
-from .allocator import pin_mmap_threshold
 from .config import MineConfig
 from .errors import MiningError, MiningStopped
 from .models import LoadedModel
@@ -677,7 +676,6 @@ def mine_range(
     cfg.validate()
     loaded.check_coefficient(cfg.coefficient)
     _check_range(store, start, end, cfg)
-    pin_mmap_threshold()  # a peak that stays flat in the number of batches: allocator.py
     plan = batch_plan(store, start, end, cfg)
     meta = {
         "format": PARTIAL_FORMAT,
