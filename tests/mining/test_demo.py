@@ -2,7 +2,6 @@
 demo study's mining run, queued for the worker, naming alice and bob."""
 
 import json
-import os
 import signal
 from unittest import mock
 
@@ -153,13 +152,9 @@ def test_a_second_stop_signal_while_the_demo_stops_is_ignored_not_a_traceback():
         for signum in demo.STOP_SIGNALS:
             signal.signal(signum, demo.stop_on_first_signal)
         with pytest.raises(KeyboardInterrupt):
-            os.kill(os.getpid(), signal.SIGTERM)
-            for _ in range(1000):  # Python runs the handler between bytecodes
-                pass
-        os.kill(os.getpid(), signal.SIGTERM)  # while stopping: ignored
-        os.kill(os.getpid(), signal.SIGINT)
-        for _ in range(1000):
-            pass
+            signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGTERM)  # while stopping: ignored
+        signal.raise_signal(signal.SIGINT)
         assert all(signal.getsignal(s) == signal.SIG_IGN for s in demo.STOP_SIGNALS)
     finally:
         for signum, handler in saved.items():
