@@ -126,6 +126,7 @@ bench: venv
 	$(PY) bench/mining.py
 	$(PY) bench/api_load.py
 	$(PY) bench/reports.py
+	$(PY) bench/suggestions.py --keys 200
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist var

@@ -147,7 +147,7 @@ class PatternAdmin(ReadOnlyAdmin):
     list_display = ["annotation", "kind", "description", "updated_at"]
     list_filter = ["kind"]
     list_select_related = ["annotation__key__study", "annotation__annotator"]
-    raw_id_fields = ["annotation", "prefixes"]
+    raw_id_fields = ["annotation", "prefixes", "suggestion"]
 
 
 @admin.register(AnnotationEvent)

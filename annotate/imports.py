@@ -34,6 +34,7 @@ from .models import (
     GoldEvent,
     GoldPattern,
     Key,
+    KeyExample,
     KeyFlag,
     Pattern,
     Study,
@@ -133,6 +134,7 @@ class ImportResult:
     study: Study
     keys: int = 0
     prefixes: int = 0
+    examples: int = 0  # held-out examples and samples (docs/evidence.md)
     annotations: int = 0
     patterns: int = 0
     golds: int = 0
@@ -242,6 +244,39 @@ def _next_token_id(prefix: dict[str, Any]) -> int:
     return NEXT_TOKEN_UNKNOWN if prefix["next_token"] is None else NEXT_TOKEN_ID_NONE
 
 
+def _example_columns(example: dict[str, Any]) -> dict[str, Any]:
+    """The columns every stored example has (a ``TriggerPrefix``, a ``KeyExample``), from
+    its validated record; the additive ones the file lacks get the defaults above."""
+    return {
+        "coefficient": example["coefficient"],
+        "text": example["text"],
+        "trigger_token": example["trigger_token"],
+        "trigger_token_id": example.get("trigger_token_id", TRIGGER_TOKEN_ID_NONE),
+        "next_token": example["next_token"],
+        "next_token_id": _next_token_id(example),
+        "suffix": _suffix(example),
+        "sentence": example["sentence"],
+        "sentence_index": example["sentence_index"],
+        "position": example["position"],
+        "trigger_start": example.get("trigger_start"),
+        "trigger_end": example.get("trigger_end"),
+        "trigger_token_bytes": example.get("trigger_token_bytes", ""),
+        "next_token_bytes": example.get("next_token_bytes", ""),
+        # docs/evidence.md: [] where the file has no per-token coefficients.
+        "tokens": example.get("tokens", []),
+        "token_coefficients": example.get("token_coefficients", []),
+    }
+
+
+# A record's lists of stored examples beyond the top-k (docs/evidence.md) and the
+# ``KeyExample`` kind of their entries (a sample's own ``kind``: band or random).
+EXAMPLE_LISTS = {
+    "heldout": KeyExample.Kind.HELDOUT,
+    "heldout_random": KeyExample.Kind.HELDOUT_RANDOM,
+    "samples": None,
+}
+
+
 @dataclass
 class _Target:
     study: Study
@@ -300,28 +335,12 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
         ]
     )
     prefix_objs = [
-        TriggerPrefix(
-            key=key,
-            rank=p["rank"],
-            coefficient=p["coefficient"],
-            text=p["text"],
-            trigger_token=p["trigger_token"],
-            trigger_token_id=p.get("trigger_token_id", TRIGGER_TOKEN_ID_NONE),
-            next_token=p["next_token"],
-            next_token_id=_next_token_id(p),
-            suffix=_suffix(p),
-            sentence=p["sentence"],
-            sentence_index=p["sentence_index"],
-            position=p["position"],
-            trigger_start=p.get("trigger_start"),
-            trigger_end=p.get("trigger_end"),
-            trigger_token_bytes=p.get("trigger_token_bytes", ""),
-            next_token_bytes=p.get("next_token_bytes", ""),
-        )
+        TriggerPrefix(key=key, rank=p["rank"], **_example_columns(p))
         for key, r in zip(keys, records, strict=True)
         for p in r["prefixes"]
     ]
     TriggerPrefix.objects.bulk_create(prefix_objs)
+    _write_examples(target, keys, records)
     prefix_id = {(p.key_id, p.rank): p.pk for p in prefix_objs}
     Batch.keys.through.objects.bulk_create(
         [Batch.keys.through(batch_id=target.batch.pk, key_id=key.pk) for key in keys]
@@ -377,7 +396,17 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
             ]
         )
     pattern_objs = [
-        Pattern(annotation=ann, description=p["description"], kind=p["kind"], order=order)
+        Pattern(
+            annotation=ann,
+            description=p["description"],
+            kind=p["kind"],
+            order=order,
+            # docs/evidence.md: an accepted suggestion keeps its source; the suggestion
+            # itself is no part of the file, so ``suggestion`` stays empty.
+            source=p.get("source", Pattern.Source.WRITTEN),
+            rule=p.get("rule"),
+            scores=p.get("scores", {}),
+        )
         for ann, patterns in zip(ann_objs, ann_patterns, strict=True)
         for order, p in enumerate(patterns)
     ]
@@ -413,6 +442,9 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
                 prefix_ranks=list(spec["prefix_ranks"]),
                 order=obj.order,
                 client_id=obj.client_id,
+                source=obj.source,
+                rule=obj.rule,
+                scores=obj.scores,
             )
         )
     AnnotationEvent.objects.bulk_create(
@@ -444,6 +476,34 @@ def _write_chunk(target: _Target, records: list[dict[str, Any]]) -> None:
     result.prefixes += len(prefix_objs)
     result.annotations += len(ann_objs)
     result.patterns += len(pattern_objs)
+
+
+def _write_examples(target: _Target, keys: list[Key], records: list[dict[str, Any]]) -> None:
+    """The chunk's held-out examples and samples as ``KeyExample`` rows, in one bulk
+    write: ``order`` from 1 within (key, kind) in the records' order (held-out ones by
+    rank, samples by band then as the file lists them), ``rank`` for a held-out one,
+    ``band`` and its bounds for a band sample."""
+    objs: list[KeyExample] = []
+    for key, r in zip(keys, records, strict=True):
+        order: dict[str, int] = {}
+        for name, fixed_kind in EXAMPLE_LISTS.items():
+            for example in r.get(name, []):
+                kind = fixed_kind or example["kind"]
+                order[kind] = order.get(kind, 0) + 1
+                objs.append(
+                    KeyExample(
+                        key=key,
+                        kind=kind,
+                        order=order[kind],
+                        rank=example.get("rank"),
+                        band=example.get("band"),
+                        band_low=example.get("band_low"),
+                        band_high=example.get("band_high"),
+                        **_example_columns(example),
+                    )
+                )
+    KeyExample.objects.bulk_create(objs, batch_size=5000)
+    target.result.examples += len(objs)
 
 
 def _write_flags(target: _Target, keys: list[Key], records: list[dict[str, Any]], now: Any) -> None:
@@ -523,6 +583,8 @@ def _write_golds(
                     source_pattern=(
                         None if place is None else patterns_of[(gold.key_id, by)][place]
                     ),
+                    rule=p.get("rule"),
+                    scores=p.get("scores", {}),
                 )
             )
             pattern_specs.append(p)
@@ -678,6 +740,7 @@ def study_create_imported(
     analyze(
         Key,
         TriggerPrefix,
+        KeyExample,
         Annotation,
         Pattern,
         Pattern.prefixes.through,

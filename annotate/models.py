@@ -54,6 +54,12 @@ class Study(models.Model):
     # gold key marked as a check) into their assignment, drawn deterministically per
     # annotator when keys are given (``annotate.services.check_keys``). 0: none.
     check_rate = models.FloatField(default=0.0)
+    # Evidence beyond the top-k (docs/evidence.md). Suggestions: the machine's proposed
+    # patterns are offered to annotators (off for a blind replication). Scores: an
+    # annotator sees the held-out scores of their own patterns (off by default: a pattern
+    # written after seeing its score is no longer a blind test).
+    suggestions_enabled = models.BooleanField(default=True)
+    show_scores = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -149,6 +155,11 @@ class TriggerPrefix(models.Model):
         default="",
         help_text="The next token's raw bytes in hex where it decodes to U+FFFD alone.",
     )
+    # docs/evidence.md, "Per-token coefficients": the token strings of the prefix (a causal
+    # model) or of the whole sentence (an encoder), decoded one by one, and the key's
+    # coefficient at each. Empty where unknown (an import without them).
+    tokens = models.JSONField(default=list, blank=True)
+    token_coefficients = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["key", "rank"]
@@ -165,6 +176,80 @@ class TriggerPrefix(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} #{self.rank}"
+
+
+class KeyExample(models.Model):
+    """A stored example of a key other than its visible top-k (docs/evidence.md).
+
+    ``heldout`` (ranks top_k+1 .. 2·top_k) and ``heldout_random`` (uniform negatives) are
+    never in an annotator's response; ``band`` and ``random`` samples are shown folded
+    under the top-k. Shaped like a ``TriggerPrefix``; its own table, so that no query of
+    the visible prefixes can return one by mistake.
+    """
+
+    class Kind(models.TextChoices):
+        HELDOUT = "heldout", "heldout"
+        HELDOUT_RANDOM = "heldout_random", "heldout_random"
+        BAND = "band", "band"
+        RANDOM = "random", "random"
+
+    VISIBLE_KINDS = (Kind.BAND, Kind.RANDOM)
+    HELD_OUT_KINDS = (Kind.HELDOUT, Kind.HELDOUT_RANDOM)
+
+    key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="examples")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # The order within (key, kind), from 1: heldout by rank, band by band then draw, the
+    # random ones by draw.
+    order = models.PositiveIntegerField()
+    rank = models.PositiveIntegerField(null=True, blank=True, help_text="heldout only.")
+    band = models.PositiveSmallIntegerField(null=True, blank=True, help_text="1 = lowest.")
+    band_low = models.FloatField(null=True, blank=True)
+    band_high = models.FloatField(null=True, blank=True)
+    coefficient = models.FloatField()
+    text = models.TextField()
+    trigger_token = models.CharField(max_length=200)
+    trigger_token_id = models.IntegerField()
+    next_token = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    next_token_id = models.IntegerField()
+    suffix = models.TextField(blank=True)
+    sentence = models.TextField()
+    sentence_index = models.PositiveIntegerField()
+    position = models.PositiveIntegerField()
+    trigger_start = models.PositiveIntegerField(null=True, blank=True)
+    trigger_end = models.PositiveIntegerField(null=True, blank=True)
+    trigger_token_bytes = models.CharField(max_length=200, blank=True, default="")
+    next_token_bytes = models.CharField(max_length=200, blank=True, default="")
+    tokens = models.JSONField(default=list, blank=True)
+    token_coefficients = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["key", "kind", "order"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key", "kind", "order"], name="key_example_order_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["key", "kind", "sentence_index"], name="key_example_sentence_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["heldout", "heldout_random", "band", "random"]),
+                name="key_example_kind_known",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind="band", band__gte=1, band_low__isnull=False)
+                | (~models.Q(kind="band") & models.Q(band__isnull=True)),
+                name="key_example_band_only_for_band",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind="heldout", rank__gte=1)
+                | (~models.Q(kind="heldout") & models.Q(rank__isnull=True)),
+                name="key_example_rank_only_for_heldout",
+            ),
+        ]
+        indexes = [models.Index(fields=["key", "kind"], name="key_example_by_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.kind} #{self.order}"
 
 
 class Batch(models.Model):
@@ -298,6 +383,10 @@ class Pattern(models.Model):
         SEMANTIC = KIND_SEMANTIC, KIND_SEMANTIC
         SHALLOW_SEMANTIC = KIND_SHALLOW_SEMANTIC, KIND_SHALLOW_SEMANTIC
 
+    class Source(models.TextChoices):
+        WRITTEN = "written", "written"
+        SUGGESTION = "suggestion", "suggestion"
+
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="patterns")
     description = models.TextField(max_length=PATTERN_DESCRIPTION_MAX_LENGTH)
     kind = models.CharField(max_length=16, choices=Kind.choices)
@@ -305,6 +394,16 @@ class Pattern(models.Model):
     order = models.PositiveIntegerField(default=0)
     # Set by the client on create so that a retried POST finds the pattern it made.
     client_id = models.UUIDField(null=True, blank=True)
+    # "written", or "suggestion" for one accepted from the machine's suggestions: kept
+    # through edits (docs/evidence.md, "Suggestions").
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.WRITTEN)
+    suggestion = models.ForeignKey(
+        "Suggestion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # A shallow pattern's rule, null or {"type": "token"|"ngram"|"suffix", "value": str},
+    # and its held-out scores ({} until scored; docs/evidence.md, "Scores").
+    rule = models.JSONField(null=True, blank=True)
+    scores = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -317,6 +416,10 @@ class Pattern(models.Model):
             models.CheckConstraint(
                 condition=models.Q(kind__in=list(KINDS)),
                 name="pattern_kind_known",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(source__in=["written", "suggestion"]),
+                name="pattern_source_known",
             ),
             models.CheckConstraint(
                 condition=models.Q(
@@ -440,6 +543,8 @@ class GoldPattern(models.Model):
     source_annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    rule = models.JSONField(null=True, blank=True)  # as Pattern.rule
+    scores = models.JSONField(default=dict, blank=True)  # as Pattern.scores
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -615,3 +720,77 @@ class KeyFlag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reason} on {self.key} by {self.annotator}"
+
+
+class Suggestion(models.Model):
+    """A pattern the machine proposes for a key (docs/evidence.md, "Suggestions").
+
+    ``rule``: a shared trigger token, final n-gram or suffix covering at least 3 of the
+    top-k; ``cluster``: a group of at least 3 prefixes whose MiniLM embeddings cluster (no
+    description: its centroid stands for it when it is scored); ``llm``: one description
+    per key from an OpenAI-compatible endpoint, hidden from an annotator until they submit.
+    """
+
+    class Method(models.TextChoices):
+        RULE = "rule", "rule"
+        CLUSTER = "cluster", "cluster"
+        LLM = "llm", "llm"
+
+    key = models.ForeignKey(Key, on_delete=models.CASCADE, related_name="suggestions")
+    method = models.CharField(max_length=8, choices=Method.choices)
+    order = models.PositiveIntegerField(default=0)
+    description = models.TextField(blank=True, max_length=PATTERN_DESCRIPTION_MAX_LENGTH)
+    kind = models.CharField(max_length=16, choices=Pattern.Kind.choices)
+    rule = models.JSONField(null=True, blank=True)
+    prefixes = models.ManyToManyField(TriggerPrefix, related_name="suggestions")
+    scores = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["key", "method", "order"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key", "method", "order"], name="suggestion_order_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(method__in=["rule", "cluster", "llm"]),
+                name="suggestion_method_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.method} #{self.order}"
+
+
+class SuggestionDecision(models.Model):
+    """One annotator's answer to a suggestion: accepted (it became ``pattern``) or
+    dismissed. Seen by that annotator and by curators, never by another annotator."""
+
+    class Decision(models.TextChoices):
+        ACCEPTED = "accepted", "accepted"
+        DISMISSED = "dismissed", "dismissed"
+
+    suggestion = models.ForeignKey(Suggestion, on_delete=models.CASCADE, related_name="decisions")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    decision = models.CharField(max_length=10, choices=Decision.choices)
+    pattern = models.ForeignKey(
+        Pattern, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["suggestion", "annotator"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["suggestion", "annotator"], name="suggestion_decision_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(decision__in=["accepted", "dismissed"]),
+                name="suggestion_decision_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision} {self.suggestion_id} by {self.annotator_id}"

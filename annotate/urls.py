@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .apis import admin, annotator, auth, guidelines, review
+from .apis import admin, annotator, auth, guidelines, review, suggestions
 
 urlpatterns = [
     path("auth/login/", auth.LoginApi.as_view(), name="auth-login"),
@@ -38,6 +38,22 @@ urlpatterns = [
         "keys/<int:key_id>/reopen/",
         annotator.AnnotationReopenApi.as_view(),
         name="annotation-reopen",
+    ),
+    # The machine's suggestions for a key (docs/evidence.md, "Suggestions").
+    path(
+        "keys/<int:key_id>/suggestions/",
+        suggestions.SuggestionListApi.as_view(),
+        name="suggestion-list",
+    ),
+    path(
+        "keys/<int:key_id>/suggestions/<int:suggestion_id>/accept/",
+        suggestions.SuggestionAcceptApi.as_view(),
+        name="suggestion-accept",
+    ),
+    path(
+        "keys/<int:key_id>/suggestions/<int:suggestion_id>/dismiss/",
+        suggestions.SuggestionDismissApi.as_view(),
+        name="suggestion-dismiss",
     ),
     path(
         "studies/<int:study_id>/guidelines/",

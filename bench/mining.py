@@ -1,6 +1,8 @@
 """Mining benchmarks (docs/benchmarks.md): overhead of mining over a plain forward pass for
-``builtin:minilm`` and ``builtin:smollm2-135m`` (each its own ratio), memory flatness in
-the corpus size, and FLOPs per token with a GPU-time estimate.
+``builtin:minilm`` and ``builtin:smollm2-135m`` (each its own ratio; mining draws the
+samples below the top of its 10 sampled keys a layer, and a second round without them
+prints what the samples cost), the time of the finalize (per-token coefficients
+re-run), memory flatness in the corpus size, and FLOPs per token with a GPU-time estimate.
 
 Run from the repository root: ``python bench/mining.py`` (``--model`` to choose,
 ``--device cuda --dtype bfloat16`` on a GPU; ``--model config:gpt2-small`` is a
@@ -24,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -31,8 +34,16 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from mining.core import LoadedModel, MineConfig, adapt, load_model, mine, mine_range  # noqa: E402
-from mining.core.miner import batch_plan  # noqa: E402
+from mining.core import (  # noqa: E402
+    LoadedModel,
+    MineConfig,
+    adapt,
+    finalize,
+    load_model,
+    mine,
+    mine_range,
+)
+from mining.core.miner import batch_plan, samples_keys  # noqa: E402
 from mining.core.models import DTYPES, builtin_smollm2_file  # noqa: E402
 from mining.core.pipeline import build_corpus_store  # noqa: E402
 
@@ -70,10 +81,11 @@ def forward_only(loaded, store, plan) -> int:
     return tokens
 
 
-def interleaved_round(loaded, store, cfg, plan) -> tuple[float, float, int]:
+def interleaved_round(loaded, store, cfg, plan, samples_on=None) -> tuple[float, float, int, Any]:
     """One mining pass; after each of its batches the same batch goes through a
     forward-only pass. Interleaving batch by batch exposes both to the same machine
-    load (this host is shared), which whole-pass timings are not."""
+    load (this host is shared), which whole-pass timings are not. ``samples_on=False``:
+    mining without the samples below the top."""
     clock = {"mine": 0.0, "forward": 0.0, "mark": 0.0, "batch": 0, "tokens": 0}
 
     def after_batch(_sentences: int, _tokens: int) -> None:
@@ -85,10 +97,12 @@ def interleaved_round(loaded, store, cfg, plan) -> tuple[float, float, int]:
         clock["forward"] += clock["mark"] - now
 
     clock["mark"] = time.perf_counter()
-    partial = mine_range(loaded, store, cfg, 0, len(store), progress=after_batch)
+    partial = mine_range(
+        loaded, store, cfg, 0, len(store), progress=after_batch, samples_on=samples_on
+    )
     clock["mine"] += time.perf_counter() - clock["mark"]  # the final merge
     assert partial.meta["tokens_done"] == clock["tokens"]
-    return clock["forward"], clock["mine"], int(clock["tokens"])
+    return clock["forward"], clock["mine"], int(clock["tokens"]), partial
 
 
 def load_for_bench(name: str, device: str, dtype: str) -> LoadedModel:
@@ -106,29 +120,40 @@ def load_for_bench(name: str, device: str, dtype: str) -> LoadedModel:
     return adapt(model, tokenizer, CONFIG_GPT2_SMALL)
 
 
-def bench_throughput(
-    name: str, device: str, dtype: str, sentences: int | None
-) -> tuple[float, float, float, int, LoadedModel]:
+def bench_throughput(name: str, device: str, dtype: str, sentences: int | None) -> dict:
     cfg = MineConfig(
         model=name, corpus=str(CORPUS), max_sentences=sentences, device=device, dtype=dtype
     )
     loaded = load_for_bench(name, device, dtype)
+    out: dict = {"loaded": loaded}
     with tempfile.TemporaryDirectory() as tmp:
         store = build_corpus_store(cfg, loaded, f"{tmp}/store")
         plan = batch_plan(store, 0, len(store), cfg)
         # Warm up both paths (allocator, kernels, first touch of the memory maps).
         forward_only(loaded, store, plan[: cfg.sort_window])
         mine_range(loaded, store, cfg, 0, min(cfg.block_size, len(store)))
-        fwd_time = mine_time = 0.0
-        tokens = 0
-        for _ in range(THROUGHPUT_ROUNDS):
-            fwd, mined, tokens = interleaved_round(loaded, store, cfg, plan)
-            fwd_time += fwd
-            mine_time += mined
-        avg_len = tokens / len(store)
-        n = len(store)
-    rounds = THROUGHPUT_ROUNDS
-    return rounds * tokens / fwd_time, rounds * tokens / mine_time, avg_len, n, loaded
+        for label, samples_on in (("samples", None), ("plain", False)):
+            fwd_time = mine_time = 0.0
+            tokens = 0
+            for _ in range(THROUGHPUT_ROUNDS):
+                fwd, mined, tokens, partial = interleaved_round(
+                    loaded, store, cfg, plan, samples_on
+                )
+                fwd_time += fwd
+                mine_time += mined
+            out[label] = (
+                THROUGHPUT_ROUNDS * tokens / fwd_time,
+                THROUGHPUT_ROUNDS * tokens / mine_time,
+            )
+            if label == "samples":
+                # The finalize: texts, held-out ranks, the draw and the per-token re-run.
+                keys = samples_keys(cfg, loaded.n_layers, loaded.d_ff)
+                started = time.perf_counter()
+                finalize(loaded, store, partial, keys, cfg.top_k, batch_size=cfg.batch_size)
+                out["finalize"] = (time.perf_counter() - started, len(keys))
+        out["avg_len"] = tokens / len(store)
+        out["n"] = len(store)
+    return out
 
 
 def child_run(n_sentences: int) -> None:
@@ -222,15 +247,27 @@ def main() -> int:
     for name in args.model or list(THROUGHPUT_SENTENCES):
         torch.manual_seed(0)
         sentences = args.sentences or THROUGHPUT_SENTENCES.get(name, DEFAULT_THROUGHPUT_SENTENCES)
-        fwd, mined, avg_len, n_sentences, loaded = bench_throughput(
-            name, args.device, args.dtype, sentences
-        )
+        got = bench_throughput(name, args.device, args.dtype, sentences)
+        loaded, avg_len, n_sentences = got["loaded"], got["avg_len"], got["n"]
+        fwd, mined = got["samples"]
+        fwd_plain, mined_plain = got["plain"]
         ratios.append((name, fwd, mined))
         print(
             f"mining throughput: forward-only {fwd:.0f} tok/s, mining {mined:.0f} tok/s, "
             f"ratio {mined / fwd:.2f} (budget >= {OVERHEAD_BUDGET:.2f}) [{name}, "
             f"{args.dtype}, {n_sentences} WikiText validation sentences, {where}, "
-            f"{THROUGHPUT_ROUNDS} round(s) interleaved batch by batch]"
+            f"{THROUGHPUT_ROUNDS} round(s) interleaved batch by batch, samples below the "
+            "top drawn]"
+        )
+        print(
+            f"mining samples: without them forward-only {fwd_plain:.0f} tok/s, mining "
+            f"{mined_plain:.0f} tok/s, ratio {mined_plain / fwd_plain:.2f}; the samples "
+            f"cost {(mined_plain / fwd_plain) / (mined / fwd) - 1:+.1%} of mining time [{name}]"
+        )
+        seconds, n_keys = got["finalize"]
+        print(
+            f"mining finalize: {seconds:.1f} s for {n_keys} sampled keys (texts, held-out "
+            f"ranks, samples, per-token coefficients re-run) [{name}, {n_sentences} sentences]"
         )
         gated = loaded.model_type in ("llama", "mistral", "qwen2")
         shape = (loaded.n_layers, loaded.d_model, loaded.d_ff)
@@ -241,7 +278,7 @@ def main() -> int:
             f"{', gated' if gated else ''}, mean sentence {avg_len:.0f} tokens); reached "
             f"{flops * fwd / 1e9:.0f} GFLOP/s forward-only"
         )
-        del loaded
+        del loaded, got
     if not args.no_memory:
         rss1, rss4 = bench_memory()
         print(

@@ -40,6 +40,12 @@ N_PREFIXES = 25
 BENCH_DB = "ffkv_bench_reports"
 STAMP = "2026-01-01 00:00:00+00:00"
 WRITE_BATCH = 20_000
+# An example's tokens and their coefficients, as JSON (12 tokens: a prefix's length).
+EXAMPLE_TOKENS = json.dumps([f" tok{i}" for i in range(12)])
+EXAMPLE_COEFFICIENTS = json.dumps([0.125 * i for i in range(12)])
+PATTERN_SCORES = json.dumps(
+    {"detection": None, "embedding": 0.5, "shuffled_detection": None, "shuffled_embedding": 0.5}
+)
 
 
 def _database_env(tmp: Path) -> dict[str, str]:
@@ -88,16 +94,21 @@ def _write(table: str, columns: list[str], rows: Any) -> None:
             cursor.executemany(sql, batch)
 
 
-def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dict[str, int]]:
+def build_study(
+    n_keys: int, n_annotators: int, seed: int = 0, n_examples: int = 0
+) -> tuple[int, dict[str, int]]:
     """A synthetic study written straight into the tables (the ORM would take minutes):
     16 layers, ``n_keys`` keys of 25 prefixes, every key annotated (submitted) by every
-    annotator with 2-5 patterns of 3-8 random prefixes each."""
+    annotator with 2-5 patterns of 3-8 random prefixes each; with ``n_examples``, that
+    many stored examples per key beyond its top-k (``KeyExample``, as a mined key's 100:
+    held-out, held-out random, band and random ones, docs/evidence.md), each with 12
+    tokens and their coefficients."""
     import numpy as np
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import transaction
 
-    from annotate.models import Annotation, Key, Pattern, Study, TriggerPrefix
+    from annotate.models import Annotation, Key, KeyExample, Pattern, Study, TriggerPrefix
 
     call_command("migrate", verbosity=0)
     rng = np.random.default_rng(seed)
@@ -131,6 +142,11 @@ def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dic
         key_ids = list(
             Key.objects.filter(study=study).order_by("layer", "index").values_list("id", flat=True)
         )
+        # A mined prefix has its per-token coefficients (docs/evidence.md); with stored
+        # examples the prefixes get them too.
+        prefix_tokens, prefix_coefficients = (
+            (EXAMPLE_TOKENS, EXAMPLE_COEFFICIENTS) if n_examples else ("[]", "[]")
+        )
         _write(
             TriggerPrefix._meta.db_table,
             [
@@ -148,6 +164,8 @@ def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dic
                 "sentence",
                 "sentence_index",
                 "position",
+                "tokens",
+                "token_coefficients",
             ],
             (
                 (
@@ -165,11 +183,15 @@ def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dic
                     f"The prefix number {r} of key {k} and then the rest of it.",
                     k * N_PREFIXES + r,
                     6,
+                    prefix_tokens,
+                    prefix_coefficients,
                 )
                 for k, key_id in enumerate(key_ids)
                 for r in range(1, N_PREFIXES + 1)
             ),
         )
+        if n_examples:
+            _write_examples(KeyExample._meta.db_table, key_ids, n_examples)
         prefix_ids = np.asarray(
             list(
                 TriggerPrefix.objects.filter(key__study=study)
@@ -219,9 +241,28 @@ def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dic
         pat_kind = np.where(pick < 0.15, 2, np.where(pick < 0.15 + 0.85 * (1 - layer_share), 0, 1))
         _write(
             Pattern._meta.db_table,
-            ["annotation_id", "description", "kind", "order", "created_at", "updated_at"],
+            [
+                "annotation_id",
+                "description",
+                "kind",
+                "order",
+                "created_at",
+                "updated_at",
+                "source",
+                "scores",
+            ],
             (
-                (int(ann[a, 0]), "a recurring pattern", str(kinds[kind]), 0, STAMP, STAMP)
+                (
+                    int(ann[a, 0]),
+                    "a recurring pattern",
+                    str(kinds[kind]),
+                    0,
+                    STAMP,
+                    STAMP,
+                    "written",
+                    # Scored, as after mining (docs/evidence.md, "Scores").
+                    PATTERN_SCORES,
+                )
                 for a, kind in zip(pat_ann.tolist(), pat_kind.tolist(), strict=True)
             ),
         )
@@ -251,10 +292,69 @@ def build_study(n_keys: int, n_annotators: int, seed: int = 0) -> tuple[int, dic
     return study.pk, {
         "keys": n_keys,
         "prefixes": n_keys * N_PREFIXES,
+        "examples": n_keys * n_examples,
         "annotations": len(ann),
         "patterns": len(pattern_ids),
         "covered": len(rows_p),
     }
+
+
+def _write_examples(table: str, key_ids: list[int], per_key: int) -> None:
+    """``per_key`` stored examples of each key: a quarter of each kind, in order."""
+    kinds = ("heldout", "heldout_random", "band", "random")
+    _write(
+        table,
+        [
+            "key_id",
+            "kind",
+            "order",
+            "rank",
+            "band",
+            "band_low",
+            "band_high",
+            "coefficient",
+            "text",
+            "trigger_token",
+            "trigger_token_id",
+            "next_token",
+            "next_token_id",
+            "suffix",
+            "sentence",
+            "sentence_index",
+            "position",
+            "trigger_token_bytes",
+            "next_token_bytes",
+            "tokens",
+            "token_coefficients",
+        ],
+        (
+            (
+                key_id,
+                kinds[e * 4 // per_key],
+                1 + e % (per_key // 4),
+                N_PREFIXES + 1 + e if e * 4 // per_key == 0 else None,
+                1 + (e % (per_key // 4)) // 5 if e * 4 // per_key == 2 else None,
+                0.0 if e * 4 // per_key == 2 else None,
+                1.0 if e * 4 // per_key == 2 else None,
+                0.5,
+                f"The example number {e} of key {k}",
+                " key",
+                k % 50,
+                " and",
+                e % 50,
+                " then the rest of it.",
+                f"The example number {e} of key {k} and then the rest of it.",
+                1_000_000 + k * per_key + e,
+                6,
+                "",
+                "",
+                EXAMPLE_TOKENS,
+                EXAMPLE_COEFFICIENTS,
+            )
+            for k, key_id in enumerate(key_ids)
+            for e in range(per_key)
+        ),
+    )
 
 
 def time_report(study_id: int) -> dict[str, float]:
@@ -334,6 +434,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keys", type=int, default=65_536)
     parser.add_argument("--annotators", type=int, default=3)
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=0,
+        help="stored examples per key beyond the top-k (a mined key has 100); a multiple of 20",
+    )
     parser.add_argument("--export-child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--layers", default="", help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", default="", help=argparse.SUPPRESS)
@@ -351,9 +457,10 @@ def main() -> None:
         from django.db import connection
 
         start = time.perf_counter()
-        study_id, sizes = build_study(args.keys, args.annotators)
+        study_id, sizes = build_study(args.keys, args.annotators, n_examples=args.examples)
         print(
             f"setup ({connection.vendor}): {sizes['keys']} keys, {sizes['prefixes']} prefixes, "
+            f"{sizes['examples']} stored examples, "
             f"{sizes['annotations']} annotations, {sizes['patterns']} patterns, "
             f"{sizes['covered']} covered prefixes in {time.perf_counter() - start:.1f} s"
         )

@@ -299,6 +299,11 @@ SPECTACULAR_SETTINGS = {
         "ErrorCodeEnum": "annotate.api_errors.ErrorCode",
         "KeyWorkStatusEnum": "annotate.selectors.annotations.KEY_WORK_STATUSES",
         "KeyFlagReasonEnum": "annotate.models.KeyFlag.Reason",
+        # A pattern's kind; a sample's (band, random); where a pattern came from.
+        "KindEnum": "annotate.labels.KINDS",
+        "SampleKindEnum": "annotate.apis.annotator.SAMPLE_KINDS",
+        "PatternSourceEnum": "annotate.models.Pattern.Source",
+        "GoldPatternSourceEnum": "annotate.models.GoldPattern.Source",
         "LabelEnum": "annotate.labels.LABELS",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",
         "ValueAgreementReasonEnum": "reports.stats.value_agreement.REASONS",
@@ -360,6 +365,21 @@ if RUN_STALE_AFTER_S < 1 or RUN_STALE_REQUEUES < 0:
     raise ImproperlyConfigured(
         "FFKV_RUN_STALE_AFTER_S must be 1 or more and FFKV_RUN_STALE_REQUEUES 0 or more"
     )
+
+# The optional LLM explainer (docs/evidence.md, "The LLM explainer"): any endpoint that
+# speaks OpenAI's chat-completions protocol, e.g. http://127.0.0.1:8080/v1. Empty: off.
+LLM_BASE_URL = env.str("FFKV_LLM_BASE_URL", default="").strip()
+LLM_MODEL = env.str("FFKV_LLM_MODEL", default="").strip()
+LLM_API_KEY = env.str("FFKV_LLM_API_KEY", default="")
+LLM_TIMEOUT_S = _env_int("FFKV_LLM_TIMEOUT_S", 60)
+if LLM_BASE_URL and not re.match(r"^https?://", LLM_BASE_URL):
+    raise ImproperlyConfigured(
+        f"FFKV_LLM_BASE_URL must start with http:// or https://, not {LLM_BASE_URL!r}"
+    )
+if LLM_BASE_URL and not LLM_MODEL:
+    raise ImproperlyConfigured("FFKV_LLM_MODEL must be set when FFKV_LLM_BASE_URL is")
+if LLM_TIMEOUT_S < 1:
+    raise ImproperlyConfigured("FFKV_LLM_TIMEOUT_S must be 1 or more")
 
 # Every line carries the id of the request it was written in (config/logging.py).
 # json: one object a line, for a log collector (the production default); text: for

@@ -27,6 +27,8 @@ from annotate.models import Study
 from annotate.permissions import ANNOTATOR_GROUP, user_is_annotator
 from annotate.services.batches import assignment_create_with_overlap, batch_create
 from annotate.services.guidelines import guideline_publish
+from annotate.services.scores import scores_queue
+from annotate.services.suggestions import suggestions_queue
 from mining.core.config import MineConfig
 from mining.core.errors import MiningError, MiningStopped
 
@@ -562,6 +564,10 @@ def mining_run_merge(*, run: MiningRun) -> Study:
         MiningRun.objects.filter(pk=run.pk).update(
             status=MiningRun.Status.DONE, finished_at=timezone.now()
         )
+        # The held-out scores of whatever the study holds (docs/evidence.md), once loaded.
+        scores_queue(study_id=study.pk)
+        # The machine's suggestions (docs/evidence.md, "Suggestions"), scored as made.
+        suggestions_queue(study_id=study.pk)
     for shard in shards:  # the store stays: perturbation and re-scoring read it later
         shard_path(shard).unlink(missing_ok=True)
     return study

@@ -1,6 +1,7 @@
 """Export files of a study (docs/data-format.md): JSONL (the contract), CSV and Parquet (each a zip
-of three tables: the prefixes' labels, the annotations' patterns, a key's gold
-annotation among them as rows with ``gold`` true, and the annotators' flags on keys),
+of four tables: the prefixes' labels, the annotations' patterns, a key's gold
+annotation among them as rows with ``gold`` true, the annotators' flags on keys, and
+every stored example of a key with its per-token coefficients),
 streamed chunk by chunk, and ``export_to_file``, which never leaves a partial file under
 the final name."""
 
@@ -25,14 +26,15 @@ from django.utils.text import slugify
 
 from annotate.models import Study
 
-from .contract.records import SCHEMA, STUDY
-from .contract.tables import FLAGS, LABELS, PATTERNS, TABLES
+from .contract.records import EXAMPLE_SETS, SCHEMA, SCORE_NAMES, STUDY
+from .contract.tables import EXAMPLES, FLAGS, LABELS, PATTERNS, TABLES
 from .csv_cells import csv_cell, csv_writer
-from .selectors.export_records import export_chunks
+from .selectors.export_records import EXPORT_CHUNK, export_chunks
 
 FORMATS = ("jsonl", "csv", "parquet")
-# CSV and Parquet carry three tables, so each downloads as a zip of three files (README,
-# "Backup and restore"): ``labels``, ``patterns`` and ``flags``, named by ``TABLE_FILES``.
+# CSV and Parquet carry four tables, so each downloads as a zip of four files (README,
+# "Backup and restore"): ``labels``, ``patterns``, ``flags`` and ``examples``, named by
+# ``TABLE_FILES``.
 CONTENT_TYPES = {
     "jsonl": "application/jsonl",
     "csv": "application/zip",
@@ -45,10 +47,15 @@ FILE_SUFFIXES = {"jsonl": ".jsonl", "csv": ".csv.zip", "parquet": ".parquet.zip"
 # and times are not lost; a key's gold annotation comes after its annotators' rows,
 # ``gold`` true, its curator in ``annotator``; ``check`` is the annotation's ``check`` or
 # the gold's ``is_check``; ``source_pattern`` is the ``pattern`` number of the adopted
-# pattern among ``source_annotator``'s rows of the key); one per flag (``FLAG_COLUMNS``).
+# pattern among ``source_annotator``'s rows of the key; a pattern's rule and scores are
+# flat columns, empty where it has none); one per flag (``FLAG_COLUMNS``); one per stored
+# example of a key, its top-k and the other sets, with its tokens (``EXAMPLE_COLUMNS``).
 LABEL_COLUMNS = LABELS.names
 PATTERN_COLUMNS = PATTERNS.names
 FLAG_COLUMNS = FLAGS.names
+EXAMPLE_COLUMNS = EXAMPLES.names
+# The lists of a line whose entries are a key's stored examples, in the line's order.
+EXAMPLE_LISTS = ("prefixes", *(name for name, _, _ in EXAMPLE_SETS))
 TABLE_FILES = {fmt: tuple(f"{table.name}.{fmt}" for table in TABLES) for fmt in ("csv", "parquet")}
 UNKNOWN_FORMAT = "The format must be one of jsonl, csv, parquet."
 
@@ -87,7 +94,7 @@ def export_jsonl(
     *,
     study: Study,
     layers: Sequence[int] | None = None,
-    chunk_size: int = 500,
+    chunk_size: int = EXPORT_CHUNK,
     progress: ProgressCallback | None = None,
 ) -> Iterator[str]:
     """The JSONL v1 (docs/data-format.md, "JSONL v1"): one line per key, in (layer,
@@ -104,12 +111,19 @@ def export_jsonl(
     ``trigger_start``, ``trigger_end`` (the trigger's character span in ``text``, null
     where unknown); per annotation ``active_seconds``, ``guideline_version`` and
     ``check`` (made on a check key: kept here, left out of the reports), per pattern
-    ``source`` ("written"); and per key ``gold``: null, or the curated annotation (its
-    curator as ``annotator``, ``is_check``, and per pattern ``source`` "written" or
+    ``source`` ("written" or "suggestion"), ``rule`` (null or {type, value}) and
+    ``scores`` ({} until scored); and per key ``gold``: null, or the curated annotation
+    (its curator as ``annotator``, ``is_check``, and per pattern ``source`` "written" or
     "adopted", ``source_annotator`` and ``source_pattern``, the adopted pattern's
-    0-based place in that annotator's ``patterns`` on this line, null where unknown);
-    and per key ``flags``: the annotators' flags on it (``reason``, ``note``,
-    ``annotator``, ``created_at``) by username, [] where none.
+    0-based place in that annotator's ``patterns`` on this line, null where unknown,
+    ``rule`` and ``scores``); and per key ``flags``: the annotators' flags on it
+    (``reason``, ``note``, ``annotator``, ``created_at``) by username, [] where none.
+    Evidence beyond the top-k (docs/evidence.md): per prefix ``tokens`` and
+    ``token_coefficients``; per key ``heldout`` (shaped like ``prefixes``, ranks top_k+1
+    on), ``heldout_random`` (the same without ``rank``) and ``samples`` (without
+    ``rank``, with ``kind``, ``band``, ``band_low``, ``band_high``; bands 1 to 5, then
+    the random ones), [] where none. An export is for curators and admins only, so the
+    held-out sets belong in it.
     Each line is ``json.dumps`` of its object; the study's part, the same on every line,
     is serialised once."""
 
@@ -121,6 +135,9 @@ def export_jsonl(
         yield "".join(
             f"{head}{dumps(record['key'])}, "
             f'"prefixes": {dumps(record["prefixes"])}, '
+            f'"heldout": {dumps(record["heldout"])}, '
+            f'"heldout_random": {dumps(record["heldout_random"])}, '
+            f'"samples": {dumps(record["samples"])}, '
             f'"annotations": {dumps(record["annotations"])}, '
             f'"gold": {dumps(record["gold"])}, '
             f'"flags": {dumps(record["flags"])}}}\n'
@@ -207,9 +224,11 @@ def _pattern_rows(
                 None if is_gold else ann["guideline_version"],
             )
             if not ann["patterns"]:
-                yield (*base, *(None,) * 9)
+                yield (*base, *(None,) * (len(PATTERN_COLUMNS) - len(base)))
             for n, pattern in enumerate(ann["patterns"], start=1):
                 source_pattern = pattern.get("source_pattern")
+                rule = pattern["rule"] or {}
+                scores = pattern["scores"]
                 yield (
                     *base,
                     n,
@@ -221,7 +240,48 @@ def _pattern_rows(
                     pattern["source"],
                     pattern.get("source_annotator"),
                     None if source_pattern is None else source_pattern + 1,
+                    rule.get("type"),
+                    rule.get("value"),
+                    *(scores.get(name) for name in SCORE_NAMES),
                 )
+
+
+def _example_rows(
+    study_name: str, chunk: list[dict[str, Any]], tokens: Callable[[list[Any]], Any]
+) -> Iterator[tuple[Any, ...]]:
+    """The examples table (``EXAMPLE_COLUMNS``): one row per stored example of each key,
+    its top-k first (``set`` the line's list: ``prefixes``, then ``heldout``,
+    ``heldout_random``, ``samples``); ``tokens`` writes a list of tokens or of
+    coefficients as the format holds it."""
+    for record in chunk:
+        key = record["key"]
+        for name in EXAMPLE_LISTS:
+            for example in record[name]:
+                yield (
+                    study_name,
+                    key["layer"],
+                    key["index"],
+                    name,
+                    example.get("rank"),
+                    example.get("kind"),
+                    example.get("band"),
+                    example.get("band_low"),
+                    example.get("band_high"),
+                    example["coefficient"],
+                    example["text"],
+                    example["trigger_token"],
+                    example["next_token"],
+                    example["sentence"],
+                    example["sentence_index"],
+                    example["position"],
+                    tokens(example["tokens"]),
+                    tokens(example["token_coefficients"]),
+                )
+
+
+def _json_cell(values: list[Any]) -> str:
+    """A list in one CSV cell: a JSON array (a token may hold ``;`` or a comma)."""
+    return json.dumps(values, ensure_ascii=False, allow_nan=False)
 
 
 def _flag_rows(study_name: str, chunk: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
@@ -281,35 +341,43 @@ def export_csv(
     *,
     study: Study,
     layers: Sequence[int] | None = None,
-    chunk_size: int = 500,
+    chunk_size: int = EXPORT_CHUNK,
     progress: ProgressCallback | None = None,
 ) -> Iterator[bytes]:
-    """A zip of three CSV files, yielded piece by piece as it is written (one chunk of
+    """A zip of four CSV files, yielded piece by piece as it is written (one chunk of
     keys at a time): ``labels.csv`` (``LABEL_COLUMNS``), ``patterns.csv``
-    (``PATTERN_COLUMNS``; prefix ranks as ``1;2;5``) and ``flags.csv`` (``FLAG_COLUMNS``).
-    The labels are written into the zip as they are read; the patterns and the flags,
-    smaller tables, wait in spooled temporary files (memory up to ``SPOOL_BYTES``, then
-    disk) and follow. A text cell that starts with ``= + - @``, a tab or a carriage return
+    (``PATTERN_COLUMNS``; prefix ranks as ``1;2;5``), ``flags.csv`` (``FLAG_COLUMNS``)
+    and ``examples.csv`` (``EXAMPLE_COLUMNS``; tokens and their coefficients as JSON
+    arrays). The labels are written into the zip as they are read; the other tables wait
+    in spooled temporary files (memory up to ``SPOOL_BYTES`` each, then disk) and
+    follow. A text cell that starts with ``= + - @``, a tab or a carriage return
     (a study name, a username, a note, a prefix's text or token) is written behind a
     ``'`` so that a spreadsheet never runs it as a formula (``csv_cell``); numbers, and the
     JSONL and Parquet exports, are exact."""
-    labels_name, patterns_name, flags_name = TABLE_FILES["csv"]
+    labels_name, patterns_name, flags_name, examples_name = TABLE_FILES["csv"]
     pipe = _Pipe()
     with (
         tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as held,
         tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as held_flags,
+        tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as held_examples,
         zipfile.ZipFile(pipe, "w", compression=zipfile.ZIP_DEFLATED) as archive,
     ):
         held.write(_csv_header(PATTERN_COLUMNS))
         held_flags.write(_csv_header(FLAG_COLUMNS))
+        held_examples.write(_csv_header(EXAMPLE_COLUMNS))
         with archive.open(labels_name, "w", force_zip64=True) as labels:
             labels.write(_csv_header(LABEL_COLUMNS))
             for chunk in _chunks(study, layers, chunk_size, progress):
                 labels.write(_csv_text(_label_rows(study.name, chunk)))
                 held.write(_csv_text(_pattern_rows(study.name, chunk, _ranks_text)))
                 held_flags.write(_csv_text(_flag_rows(study.name, chunk)))
+                held_examples.write(_csv_text(_example_rows(study.name, chunk, _json_cell)))
                 yield pipe.take()
-        for name, spooled in ((patterns_name, held), (flags_name, held_flags)):
+        for name, spooled in (
+            (patterns_name, held),
+            (flags_name, held_flags),
+            (examples_name, held_examples),
+        ):
             spooled.seek(0)
             with archive.open(name, "w", force_zip64=True) as table:
                 while block := spooled.read(COPY_BLOCK):
@@ -322,7 +390,7 @@ def _ranks_text(ranks: list[int]) -> str:
     return ";".join(str(r) for r in ranks)
 
 
-_TIME_COLUMNS = LABELS.time_columns | PATTERNS.time_columns | FLAGS.time_columns
+_TIME_COLUMNS = frozenset().union(*(table.time_columns for table in TABLES))
 
 
 def _arrow_table(rows: list[tuple[Any, ...]], schema: Any) -> Any:
@@ -344,15 +412,16 @@ def export_parquet(
     study: Study,
     sink: str | Path | IO[bytes],
     layers: Sequence[int] | None = None,
-    chunk_size: int = 500,
+    chunk_size: int = EXPORT_CHUNK,
     progress: ProgressCallback | None = None,
 ) -> None:
-    """A zip of three Parquet files, typed: ``labels.parquet`` (``LABEL_COLUMNS``),
+    """A zip of four Parquet files, typed: ``labels.parquet`` (``LABEL_COLUMNS``),
     ``patterns.parquet`` (``PATTERN_COLUMNS``; prefix ranks a list of integers, times UTC
-    timestamps) and ``flags.parquet`` (``FLAG_COLUMNS``, the time a UTC timestamp), one
-    row group per chunk of keys. Each is written to an anonymous temporary file in one
-    pass over the study (Parquet's footer comes last), then all are stored in the zip as
-    they are (Parquet compresses its own pages)."""
+    timestamps), ``flags.parquet`` (``FLAG_COLUMNS``, the time a UTC timestamp) and
+    ``examples.parquet`` (``EXAMPLE_COLUMNS``; tokens a list of strings, coefficients a
+    list of floats), one row group per chunk of keys. Each is written to an anonymous
+    temporary file in one pass over the study (Parquet's footer comes last), then all
+    are stored in the zip as they are (Parquet compresses its own pages)."""
     import pyarrow.parquet as pq
 
     schemas = tuple(table.arrow_schema() for table in TABLES)
@@ -362,20 +431,23 @@ def export_parquet(
             list(_label_rows(study.name, chunk)),
             list(_pattern_rows(study.name, chunk, list)),
             list(_flag_rows(study.name, chunk)),
+            list(_example_rows(study.name, chunk, list)),
         )
 
     with (
         tempfile.TemporaryFile() as labels_file,
         tempfile.TemporaryFile() as patterns_file,
         tempfile.TemporaryFile() as flags_file,
+        tempfile.TemporaryFile() as examples_file,
     ):
-        files = (labels_file, patterns_file, flags_file)
+        files = (labels_file, patterns_file, flags_file, examples_file)
         with (
             pq.ParquetWriter(labels_file, schemas[0]) as labels,
             pq.ParquetWriter(patterns_file, schemas[1]) as patterns,
             pq.ParquetWriter(flags_file, schemas[2]) as flags,
+            pq.ParquetWriter(examples_file, schemas[3]) as examples,
         ):
-            writers = (labels, patterns, flags)
+            writers = (labels, patterns, flags, examples)
             wrote = [False] * len(writers)
             for chunk in _chunks(study, layers, chunk_size, progress):
                 for t, table_rows in enumerate(rows(chunk)):

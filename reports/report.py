@@ -12,9 +12,12 @@ from annotate.models import Study
 
 from . import stats
 from .csv_cells import csv_cell, csv_writer
+from .selectors.pattern_scores import pattern_score_arrays
 from .selectors.report_filter import ReportFilter
 from .selectors.study_arrays import study_arrays
 from .stats.bootstrap import BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED, MIN_BOOTSTRAP_KEYS
+from .stats.pattern_scores import GROUPS as SCORE_GROUPS
+from .stats.pattern_scores import SCORES, pattern_scores
 from .stats.perturbation import PERTURBATIONS
 from .stats.value_agreement import READINGS, value_agreement_every_key
 
@@ -142,6 +145,11 @@ def report_build(
         ),
         "value_agreement_every_key": value_agreement_every_key(
             study.value_agreement, is_causal=study.is_causal, layers=flt.layers
+        ),
+        "pattern_scores": pattern_scores(
+            pattern_score_arrays(study=study, flt=flt, layers=arrays.layers),
+            replicates=replicates,
+            seed=seed,
         ),
     }
 
@@ -300,6 +308,29 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 "",
                 row["n_keys"],
             )
+    yield from _pattern_scores_csv_rows(report)
+
+
+def _pattern_scores_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+    """The held-out scores (section pattern_scores, view written / suggestion /
+    shuffled): per layer and overall a row per score, its mean, its bootstrap interval
+    and the group's n."""
+    for row in _rows_of(report["pattern_scores"]):
+        for group in SCORE_GROUPS:
+            block = row[group]
+            for metric in SCORES:
+                est = block[metric]
+                yield (
+                    "pattern_scores",
+                    group,
+                    _layer(row.get("layer")),
+                    "",
+                    metric,
+                    est["mean"],
+                    est["low"],
+                    est["high"],
+                    block["n"],
+                )
 
 
 # The per-annotator sections of the CSV, each a row per (field, metric name, n field).

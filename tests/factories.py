@@ -11,8 +11,11 @@ from annotate.models import (
     AssignmentKey,
     Batch,
     Key,
+    KeyExample,
     Pattern,
     Study,
+    Suggestion,
+    SuggestionDecision,
     TriggerPrefix,
 )
 
@@ -64,6 +67,135 @@ class TriggerPrefixFactory(factory.django.DjangoModelFactory):
     sentence = "The cat sat on the mat."
     sentence_index = 0
     position = 2
+
+
+class KeyExampleFactory(factory.django.DjangoModelFactory):
+    """A stored example of a key beyond its top-k; ``kind`` random unless given (a band
+    needs ``band`` and ``band_low``/``band_high``, a heldout one its ``rank``)."""
+
+    class Meta:
+        model = KeyExample
+
+    key = factory.SubFactory(KeyFactory)
+    kind = KeyExample.Kind.RANDOM
+    order = factory.Sequence(lambda n: n + 1)
+    coefficient = 0.5
+    text = factory.Sequence(lambda n: f"example {n}")
+    trigger_token = " example"
+    trigger_token_id = 1672
+    next_token = " text"
+    next_token_id = 2420
+    suffix = " text."
+    sentence = factory.LazyAttribute(lambda e: f"{e.text}{e.suffix}")
+    sentence_index = factory.Sequence(lambda n: 100_000 + n)
+    position = 1
+    tokens = factory.LazyAttribute(lambda e: e.text.split(" "))
+    token_coefficients = factory.LazyAttribute(lambda e: [0.0] * len(e.tokens))
+
+
+def key_examples(
+    key: Key,
+    *,
+    top_k: int = 25,
+    n_bands: int = 5,
+    per_band: int = 5,
+    n_random: int = 25,
+    max_coefficient: float = 10.0,
+) -> dict[str, list[KeyExample]]:
+    """Every set of stored examples of ``key`` beyond its top-k (docs/evidence.md), in
+    bulk: ``heldout`` (ranks top_k+1 … 2·top_k), ``heldout_random``, the ``band`` samples
+    (``n_bands`` of equal width over (0, max_coefficient], ``per_band`` each) and the
+    ``random`` ones; each example's text names its set and its order, and its sentence
+    index is distinct from the prefixes' (``key_with_prefixes``: 1 … 25). By kind."""
+    width = max_coefficient / n_bands
+    rows: list[KeyExample] = []
+
+    def example(kind: str, order: int, coefficient: float, **more) -> KeyExample:
+        text = f"{kind} example {order} of {key}"
+        tokens = text.split(" ")
+        return KeyExample(
+            key=key,
+            kind=kind,
+            order=order,
+            coefficient=coefficient,
+            text=text,
+            trigger_token=f" {kind}{order}",
+            trigger_token_id=order,
+            next_token=" next",
+            next_token_id=2000 + order,
+            suffix=" and more.",
+            sentence=f"{text} and more.",
+            sentence_index=10_000 * (1 + KeyExample.Kind.values.index(kind)) + order,
+            position=len(tokens) - 1,
+            tokens=tokens,
+            token_coefficients=[coefficient * (i + 1) / len(tokens) for i in range(len(tokens))],
+            **more,
+        )
+
+    for order in range(1, top_k + 1):
+        rows.append(
+            example(
+                KeyExample.Kind.HELDOUT,
+                order,
+                max_coefficient / 2 - order / 100,
+                rank=top_k + order,
+            )
+        )
+        rows.append(example(KeyExample.Kind.HELDOUT_RANDOM, order, order / 1000))
+    order = 0
+    for band in range(1, n_bands + 1):
+        low, high = (band - 1) * width, band * width
+        for i in range(per_band):
+            order += 1
+            rows.append(
+                example(
+                    KeyExample.Kind.BAND,
+                    order,
+                    low + width * (i + 1) / (per_band + 1),
+                    band=band,
+                    band_low=low,
+                    band_high=high,
+                )
+            )
+    for order in range(1, n_random + 1):
+        rows.append(example(KeyExample.Kind.RANDOM, order, max_coefficient * order / 100))
+    made = KeyExample.objects.bulk_create(rows)
+    by_kind: dict[str, list[KeyExample]] = {kind: [] for kind in KeyExample.Kind.values}
+    for row in made:
+        by_kind[row.kind].append(row)
+    return by_kind
+
+
+class SuggestionFactory(factory.django.DjangoModelFactory):
+    """A machine suggestion for a key: a rule one unless ``method`` says otherwise;
+    ``prefixes=[...]`` sets the prefixes it groups."""
+
+    class Meta:
+        model = Suggestion
+        skip_postgeneration_save = True
+
+    key = factory.SubFactory(KeyFactory)
+    method = Suggestion.Method.RULE
+    order = factory.Sequence(lambda n: n)
+    description = factory.Sequence(lambda n: f"suggested pattern {n}")
+    kind = Pattern.Kind.SHALLOW
+    rule = factory.LazyAttribute(
+        lambda s: {"type": "token", "value": "t1"} if s.method == Suggestion.Method.RULE else None
+    )
+
+    @factory.post_generation
+    def prefixes(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.prefixes.set(extracted)
+
+
+class SuggestionDecisionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SuggestionDecision
+
+    suggestion = factory.SubFactory(SuggestionFactory)
+    annotator = factory.SubFactory(UserFactory)
+    decision = SuggestionDecision.Decision.DISMISSED
 
 
 class BatchFactory(factory.django.DjangoModelFactory):

@@ -95,6 +95,13 @@ class StudyOutputSerializer(serializers.Serializer):
     d_ff = serializers.IntegerField()
     is_causal = serializers.BooleanField()
     show_value_tokens = serializers.BooleanField()
+    suggestions_enabled = serializers.BooleanField(
+        help_text="Annotators are offered the machine's suggestions (off for a blind replication)."
+    )
+    show_scores = serializers.BooleanField(
+        help_text="Annotators see the held-out scores of their own patterns (off by "
+        "default: a pattern written after seeing its score is no longer a blind test)."
+    )
     archived = serializers.BooleanField(
         help_text="Read-only (an import): no annotator sees it; no batch can be added."
     )
@@ -163,6 +170,8 @@ class StudyDetailApi(AdminApi):
     @extend_schema_serializer(component_name="StudyUpdate")
     class InputSerializer(serializers.Serializer):
         show_value_tokens = serializers.BooleanField(required=False)
+        suggestions_enabled = serializers.BooleanField(required=False)
+        show_scores = serializers.BooleanField(required=False)
         check_rate = serializers.FloatField(
             required=False,
             min_value=0.0,

@@ -53,6 +53,7 @@ from ..services.annotations import (
 )
 from ..services.flags import key_flag_delete, key_flag_set
 from ..services.patterns import (
+    KEEP_RULE,
     PatternCreateResult,
     pattern_create,
     pattern_delete,
@@ -66,6 +67,7 @@ from .common import (
     ErrorSerializer,
     ValidationErrorSerializer,
     annotation_state_data,
+    rule_field,
     version_query_parameter,
 )
 
@@ -171,12 +173,18 @@ def _write(
         raise
 
 
+def _shows_scores(key: Key) -> bool:
+    """Whether the key's study shows annotators their own patterns' scores: the key as
+    the selectors found it carries ``show_scores`` (off by default: docs/evidence.md)."""
+    return bool(getattr(key, "show_scores", False))
+
+
 def _read_state(*, key: Key, request: Request, ranks: list[int] | None = None) -> dict[str, Any]:
     """The user's annotation of ``key`` for a read: reading makes nothing, so a key only
     opened is still not started (``new``) in every count."""
     annotation = annotation_get_for_annotator(key=key, user=request.user)
     if annotation is not None:
-        return _state(annotation=annotation, ranks=ranks)
+        return _state(annotation=annotation, ranks=ranks, show_scores=_shows_scores(key))
     if ranks is None:
         ranks = _ranks(prefix_list_for_key(key=key))
     return annotation_state_data(annotation_view_new(key_id=key.pk, ranks=ranks))
@@ -185,13 +193,16 @@ def _read_state(*, key: Key, request: Request, ranks: list[int] | None = None) -
 def _state(
     *,
     annotation: Annotation,
+    show_scores: bool,
     ranks: list[int] | None = None,
     patterns: list[PatternView] | None = None,
 ) -> dict[str, Any]:
     """The ``AnnotationState`` answer. ``ranks``: the key's, if the view has them;
-    ``patterns``: as a write left them, if it says; each one a query less."""
+    ``patterns``: as a write left them, if it says; each one a query less.
+    ``show_scores``: the study's setting (``_shows_scores``)."""
     return annotation_state_data(
-        annotation_view(annotation=annotation, ranks=ranks, patterns=patterns)
+        annotation_view(annotation=annotation, ranks=ranks, patterns=patterns),
+        show_scores=show_scores,
     )
 
 
@@ -419,6 +430,40 @@ class TriggerPrefixOutputSerializer(serializers.Serializer):
     next_token_bytes = serializers.CharField(
         allow_blank=True, help_text="The same for the next token."
     )
+    tokens = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+        help_text="The token strings, decoded one by one: a causal model's prefix, an "
+        "encoder's whole sentence. Empty where unknown.",
+    )
+    token_coefficients = serializers.ListField(
+        child=serializers.FloatField(),
+        help_text="The key's coefficient at each of `tokens` (signed), as many.",
+    )
+
+
+SAMPLE_KINDS = ["band", "random"]
+
+
+@extend_schema_serializer(component_name="KeySample")
+class KeySampleOutputSerializer(TriggerPrefixOutputSerializer):
+    """A sample below the top (docs/evidence.md): shaped like a prefix without ``rank``;
+    its ``coefficient`` is its sentence's largest, where its prefix ends."""
+
+    rank = None  # type: ignore[assignment]
+    kind = serializers.ChoiceField(
+        choices=SAMPLE_KINDS,
+        help_text="`band`: drawn within one of 5 equal-width bands; `random`: uniform over "
+        "the corpus.",
+    )
+    band = serializers.IntegerField(allow_null=True, help_text="1 = lowest; null for random.")
+    band_low = serializers.FloatField(allow_null=True)
+    band_high = serializers.FloatField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="KeyHistogram")
+class HistogramOutputSerializer(serializers.Serializer):
+    edges = serializers.ListField(child=serializers.FloatField())
+    counts = serializers.ListField(child=serializers.IntegerField())
 
 
 @extend_schema_serializer(component_name="ValueToken")
@@ -435,6 +480,12 @@ class KeyStudySerializer(serializers.Serializer):
     )
     guidelines_acknowledged = serializers.BooleanField(
         help_text="Whether the user acknowledged that latest version."
+    )
+    suggestions_enabled = serializers.BooleanField(
+        help_text="Whether the study offers annotators the machine's suggestions."
+    )
+    show_scores = serializers.BooleanField(
+        help_text="Whether the user's patterns show their held-out scores (off by default)."
     )
 
 
@@ -487,6 +538,17 @@ class KeyFlagApi(AnnotatorApi):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+def _histogram(histogram: Any) -> dict[str, list[Any]] | None:
+    """The key's stored histogram as ``{"edges", "counts"}``; null where mining left none
+    (a study imported without it)."""
+    if not isinstance(histogram, dict) or "edges" not in histogram or "counts" not in histogram:
+        return None
+    return {
+        "edges": [float(edge) for edge in histogram["edges"]],
+        "counts": [int(count) for count in histogram["counts"]],
+    }
+
+
 class KeyDetailApi(AnnotatorApi):
     class FilterSerializer(serializers.Serializer):
         assignment = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
@@ -505,6 +567,18 @@ class KeyDetailApi(AnnotatorApi):
             help_text="Null unless the study shows value tokens (off by default: bias).",
         )
         prefixes = TriggerPrefixOutputSerializer(many=True)
+        max_coefficient = serializers.FloatField(
+            help_text="The key's largest per-sentence coefficient over the corpus: the "
+            "scale of the token shading."
+        )
+        density = serializers.FloatField(help_text="Share of real positions with m > 0.")
+        histogram = HistogramOutputSerializer(
+            allow_null=True,
+            help_text="The key's coefficients over the corpus from mining; null where unknown.",
+        )
+        samples = KeySampleOutputSerializer(
+            many=True, help_text="Samples below the top: bands 1 … 5, then random."
+        )
         annotation = AnnotationStateSerializer()
         study = KeyStudySerializer()
         flag = KeyFlagSerializer(
@@ -544,6 +618,7 @@ class KeyDetailApi(AnnotatorApi):
         if detail is None:
             raise exceptions.NotFound(NOT_FOUND)
         key, study = detail.key, detail.key.study
+        key.show_scores = study.show_scores  # type: ignore[attr-defined]  # _shows_scores
         tokens = None
         if study.show_value_tokens:
             tokens = [
@@ -563,12 +638,18 @@ class KeyDetailApi(AnnotatorApi):
             "index": key.index,
             "value_top_tokens": tokens,
             "prefixes": detail.prefixes,
+            "max_coefficient": key.max_coefficient,
+            "density": key.density,
+            "histogram": _histogram(key.histogram),
+            "samples": detail.samples,
             "annotation": _read_state(key=key, request=request, ranks=ranks),
             "study": {
                 "id": study.pk,
                 "guideline_version": key.guideline_latest,  # type: ignore[attr-defined]
                 "guidelines_acknowledged": key.guideline_latest is not None  # type: ignore[attr-defined]
                 and key.guideline_read == key.guideline_latest,  # type: ignore[attr-defined]
+                "suggestions_enabled": study.suggestions_enabled,
+                "show_scores": study.show_scores,
             },
             "flag": detail.flag,
             "assignment_id": key.my_assignment_id,  # type: ignore[attr-defined]
@@ -610,7 +691,7 @@ class AnnotationApi(AnnotatorApi):
         )
         if annotation is None:
             return Response(_read_state(key=key, request=request))
-        return Response(_state(annotation=annotation))
+        return Response(_state(annotation=annotation, show_scores=_shows_scores(key)))
 
 
 class PatternCreateApi(AnnotatorApi):
@@ -628,6 +709,7 @@ class PatternCreateApi(AnnotatorApi):
             allow_null=True,
             help_text="Made by the client; a retried create with the same id makes nothing new.",
         )
+        rule = rule_field(required=False, default=None)
 
     @extend_schema(
         request=InputSerializer,
@@ -650,6 +732,7 @@ class PatternCreateApi(AnnotatorApi):
                 prefixes=named,
                 version=data["version"],
                 client_id=data.get("client_id"),
+                rule=data.get("rule"),
                 guideline_version=_stamp(key),
             )
 
@@ -660,7 +743,10 @@ class PatternCreateApi(AnnotatorApi):
             return Response(_read_state(key=key, request=request, ranks=_ranks(prefixes)))
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         state = _state(
-            annotation=result.annotation, ranks=_ranks(prefixes), patterns=result.patterns
+            annotation=result.annotation,
+            ranks=_ranks(prefixes),
+            patterns=result.patterns,
+            show_scores=_shows_scores(key),
         )
         return Response(state, status=code)
 
@@ -675,6 +761,7 @@ class PatternDetailApi(AnnotatorApi):
             max_length=MAX_RANKS,
             required=False,
         )
+        rule = rule_field(required=False, help_text="Absent: left as it is; null: removed.")
         version = _version_field()
 
     def _pattern(self, request: Request, key: Key, pattern_id: int) -> Pattern:
@@ -699,9 +786,12 @@ class PatternDetailApi(AnnotatorApi):
             description=data.get("description"),
             kind=data.get("kind"),
             prefixes=None if ranks is None else _prefixes_by_rank(prefixes=prefixes, ranks=ranks),
+            rule=data.get("rule", KEEP_RULE),
             guideline_version=_stamp(key),
         )
-        return Response(_state(annotation=annotation, ranks=_ranks(prefixes)))
+        return Response(
+            _state(annotation=annotation, ranks=_ranks(prefixes), show_scores=_shows_scores(key))
+        )
 
     @extend_schema(
         parameters=[version_query_parameter("The annotation version the client read.")],
@@ -720,7 +810,7 @@ class PatternDetailApi(AnnotatorApi):
             version=serializer.validated_data["version"],
             guideline_version=_stamp(key),
         )
-        return Response(_state(annotation=annotation))
+        return Response(_state(annotation=annotation, show_scores=_shows_scores(key)))
 
 
 class AnnotationSubmitApi(AnnotatorApi):
@@ -747,7 +837,7 @@ class AnnotationSubmitApi(AnnotatorApi):
         )
         if annotation is None:  # submitted meanwhile by another tab: a retried submit
             return Response(_read_state(key=key, request=request))
-        return Response(_state(annotation=annotation))
+        return Response(_state(annotation=annotation, show_scores=_shows_scores(key)))
 
 
 class AnnotationReopenApi(AnnotatorApi):
@@ -766,4 +856,4 @@ class AnnotationReopenApi(AnnotatorApi):
             version=serializer.validated_data["version"],
             guideline_version=_stamp(key),
         )
-        return Response(_state(annotation=annotation))
+        return Response(_state(annotation=annotation, show_scores=_shows_scores(key)))

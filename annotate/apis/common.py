@@ -12,8 +12,9 @@ from rest_framework.response import Response
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from ..api_errors import ErrorCode, error_response
+from ..evidence.rules import RULE_TYPES, RuleError, validate_rule
 from ..labels import KINDS, LABELS
-from ..models import TriggerPrefix
+from ..models import Pattern, TriggerPrefix
 from ..selectors.annotations import (
     KEY_WORK_STATUSES,
     AnnotationView,
@@ -65,6 +66,61 @@ class ValidationErrorSerializer(serializers.Serializer):
     )
 
 
+@extend_schema_serializer(component_name="PatternRule")
+class RuleSerializer(serializers.Serializer):
+    """A shallow pattern's rule (docs/evidence.md, "Rules")."""
+
+    type = serializers.ChoiceField(choices=list(RULE_TYPES))
+    value = serializers.CharField()
+
+
+class RuleField(serializers.JSONField):
+    """A pattern's ``rule`` as written: null or ``{"type", "value"}``, checked by
+    ``annotate.evidence.rules.validate_rule``, whose message names what is wrong."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            return validate_rule(super().to_internal_value(data))
+        except RuleError as error:
+            raise serializers.ValidationError(str(error), code="invalid") from error
+
+
+RULE_HELP = (
+    'Null, or {"type": "token" | "ngram" | "suffix", "value": str} (docs/evidence.md, '
+    '"Rules"); only on a shallow or shallow+semantic pattern.'
+)
+
+
+def rule_field(*, help_text: str = "", **kwargs: Any) -> RuleField:
+    return RuleField(allow_null=True, help_text=f"{RULE_HELP} {help_text}".strip(), **kwargs)
+
+
+# The four scores of a pattern (docs/evidence.md, "Scores"), each a float or null.
+SCORE_NAMES = ("detection", "embedding", "shuffled_detection", "shuffled_embedding")
+
+
+@extend_schema_serializer(component_name="PatternScores")
+class ScoresSerializer(serializers.Serializer):
+    detection = serializers.FloatField(
+        allow_null=True, help_text="Balanced accuracy of the rule on held-out examples."
+    )
+    embedding = serializers.FloatField(
+        allow_null=True, help_text="AUROC of the description's MiniLM similarity."
+    )
+    shuffled_detection = serializers.FloatField(allow_null=True)
+    shuffled_embedding = serializers.FloatField(allow_null=True)
+
+
+def scores_data(scores: dict[str, Any] | None) -> dict[str, float | None]:
+    """A pattern's stored ``scores`` ({} until scored) as the API gives them: all four
+    names, null where not computed."""
+    scores = scores or {}
+    return {name: None if scores.get(name) is None else float(scores[name]) for name in SCORE_NAMES}
+
+
+PATTERN_SOURCES = [choice for choice, _ in Pattern.Source.choices]
+
+
 @extend_schema_serializer(component_name="Pattern")
 class PatternOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
@@ -73,6 +129,19 @@ class PatternOutputSerializer(serializers.Serializer):
     prefix_ranks = serializers.ListField(child=serializers.IntegerField())
     order = serializers.IntegerField()
     client_id = serializers.UUIDField(allow_null=True)
+    # Shadows Field.source for mypy only: the metaclass turns it into a declared field.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=PATTERN_SOURCES,
+        help_text="`written`, or `suggestion`: accepted from the machine's suggestions "
+        "(kept through edits).",
+    )
+    rule = RuleSerializer(allow_null=True)
+    scores = ScoresSerializer(
+        allow_null=True,
+        help_text="The pattern's held-out scores; null unless the study shows annotators "
+        "their scores (off by default: a pattern written after seeing its score is no "
+        "longer a blind test).",
+    )
 
 
 @extend_schema_serializer(component_name="PrefixLabel")
@@ -108,8 +177,9 @@ class AnnotationStateSerializer(serializers.Serializer):
 _DATETIME = serializers.DateTimeField()
 
 
-def annotation_state_data(view: AnnotationView) -> dict[str, Any]:
-    """What ``AnnotationStateSerializer(view).data`` is, built as plain data.
+def annotation_state_data(view: AnnotationView, *, show_scores: bool = False) -> dict[str, Any]:
+    """What ``AnnotationStateSerializer(view).data`` is, built as plain data; each
+    pattern's ``scores`` only where ``show_scores`` (the study's setting), null otherwise.
 
     Every annotator write answers with this state and the key screen shows it, so it is
     on the budgeted path (docs/benchmarks.md, "Latest figures"); DRF fields cost a
@@ -132,6 +202,9 @@ def annotation_state_data(view: AnnotationView) -> dict[str, Any]:
                 "prefix_ranks": list(pattern.prefix_ranks),
                 "order": pattern.order,
                 "client_id": None if pattern.client_id is None else str(pattern.client_id),
+                "source": pattern.source,
+                "rule": pattern.rule,
+                "scores": scores_data(pattern.scores) if show_scores else None,
             }
             for pattern in view.patterns
         ],

@@ -23,7 +23,15 @@ from rest_framework.views import APIView
 from ..api_errors import ErrorCode, error_response
 from ..labels import LABELS
 from ..limits import MAX_DESCRIPTION, MAX_LAYER, MAX_NOTE, MAX_RANK, MAX_RANKS, MAX_VERSION
-from ..models import GoldAnnotation, GoldPattern, Key, KeyFlag, Pattern, TriggerPrefix
+from ..models import (
+    GoldAnnotation,
+    GoldPattern,
+    Key,
+    KeyFlag,
+    Pattern,
+    Suggestion,
+    TriggerPrefix,
+)
 from ..permissions import IsCurator
 from ..selectors.keys import prefix_list_for_key
 from ..selectors.review import (
@@ -49,12 +57,18 @@ from ..services.gold import (
     gold_submit,
     gold_update,
 )
+from ..services.patterns import KEEP_RULE
 from .common import (
     NOT_FOUND,
+    PATTERN_SOURCES,
     ApiErrorsMixin,
     ErrorSerializer,
+    RuleSerializer,
+    ScoresSerializer,
     ValidationErrorSerializer,
     error_code_field,
+    rule_field,
+    scores_data,
     version_query_parameter,
 )
 
@@ -162,12 +176,17 @@ class ReviewPatternSerializer(serializers.Serializer):
     description = serializers.CharField()
     kind = serializers.ChoiceField(choices=KINDS)
     prefix_ranks = serializers.ListField(child=serializers.IntegerField())
+    # Shadows Field.source for mypy only: the metaclass turns it into a declared field.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=PATTERN_SOURCES, help_text="`written`, or `suggestion` (accepted)."
+    )
+    rule = RuleSerializer(allow_null=True)
+    scores = ScoresSerializer(help_text="Held-out scores; each null until computed.")
 
 
 @extend_schema_serializer(component_name="GoldPattern")
 class GoldPatternSerializer(ReviewPatternSerializer):
-    # Shadows Field.source for mypy only: the metaclass turns it into a declared field.
-    source = serializers.ChoiceField(choices=GoldPattern.Source.values)  # type: ignore[assignment]
+    source = serializers.ChoiceField(choices=GoldPattern.Source.values)  # written or adopted
     source_annotator = serializers.CharField(allow_null=True)
     source_pattern_id = serializers.IntegerField(allow_null=True)
     client_id = serializers.UUIDField(
@@ -219,6 +238,8 @@ def gold_data(view: GoldView) -> dict[str, Any]:
                 "source_annotator": p.source_annotator,
                 "source_pattern_id": p.source_pattern_id,
                 "client_id": None if p.client_id is None else str(p.client_id),
+                "rule": p.rule,
+                "scores": scores_data(p.scores),
             }
             for p in view.patterns
         ],
@@ -280,6 +301,53 @@ class ReviewPrefixSerializer(serializers.Serializer):
     next_token_bytes = serializers.CharField(allow_blank=True)
 
 
+@extend_schema_serializer(component_name="ReviewPrefixEvidence")
+class ReviewPrefixEvidenceSerializer(ReviewPrefixSerializer):
+    tokens = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+        help_text="The token strings, decoded one by one (docs/evidence.md).",
+    )
+    token_coefficients = serializers.ListField(child=serializers.FloatField())
+
+
+@extend_schema_serializer(component_name="ReviewHeldOut")
+class ReviewHeldOutSerializer(ReviewPrefixEvidenceSerializer):
+    rank = serializers.IntegerField(
+        allow_null=True, help_text="heldout: top_k+1 … 2·top_k; null for heldout_random."
+    )
+
+
+@extend_schema_serializer(component_name="ReviewSample")
+class ReviewSampleSerializer(ReviewPrefixEvidenceSerializer):
+    rank = None  # type: ignore[assignment]
+    kind = serializers.ChoiceField(choices=["band", "random"])
+    band = serializers.IntegerField(allow_null=True, help_text="1 = lowest; null for random.")
+    band_low = serializers.FloatField(allow_null=True)
+    band_high = serializers.FloatField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="ReviewSuggestionDecision")
+class ReviewSuggestionDecisionSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    decision = serializers.ChoiceField(choices=["accepted", "dismissed"])
+    pattern_id = serializers.IntegerField(
+        allow_null=True, help_text="The annotator's pattern made from it (null: none)."
+    )
+    at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(component_name="ReviewSuggestion")
+class ReviewSuggestionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    method = serializers.ChoiceField(choices=Suggestion.Method.values)
+    kind = serializers.ChoiceField(choices=KINDS)
+    description = serializers.CharField(allow_blank=True)
+    rule = RuleSerializer(allow_null=True)
+    prefix_ranks = serializers.ListField(child=serializers.IntegerField())
+    scores = ScoresSerializer()
+    decisions = ReviewSuggestionDecisionSerializer(many=True)
+
+
 @extend_schema_serializer(component_name="ReviewNeighbours")
 class NeighboursSerializer(serializers.Serializer):
     previous_key_id = serializers.IntegerField(allow_null=True)
@@ -289,8 +357,20 @@ class NeighboursSerializer(serializers.Serializer):
 @extend_schema_serializer(component_name="ReviewKeyDetail")
 class ReviewKeyDetailSerializer(serializers.Serializer):
     key = ReviewKeySerializer()
-    prefixes = ReviewPrefixSerializer(many=True)
+    prefixes = ReviewPrefixEvidenceSerializer(many=True)
+    samples = ReviewSampleSerializer(
+        many=True, help_text="What annotators see below the top: bands 1 … 5, then random."
+    )
+    heldout = ReviewHeldOutSerializer(
+        many=True, help_text="Ranks top_k+1 … 2·top_k, never shown to annotators."
+    )
+    heldout_random = ReviewHeldOutSerializer(
+        many=True, help_text="Uniform negatives of the scores, never shown to annotators."
+    )
     annotations = ReviewAnnotationSerializer(many=True)
+    suggestions = ReviewSuggestionSerializer(
+        many=True, help_text="The machine's suggestions: rules, clusters, then the LLM's."
+    )
     gold = GoldSerializer(allow_null=True)
     flags = DatedFlagSerializer(many=True)
     awaiting = serializers.ListField(
@@ -425,6 +505,9 @@ class ReviewKeyDetailApi(ReviewApi):
                 "value_top_tokens": _value_tokens(key),
             },
             "prefixes": detail.prefixes,
+            "samples": detail.samples,
+            "heldout": detail.heldout,
+            "heldout_random": detail.heldout_random,
             "annotations": [
                 {
                     "id": a.id,
@@ -441,12 +524,36 @@ class ReviewKeyDetailApi(ReviewApi):
                             "description": p.description,
                             "kind": p.kind,
                             "prefix_ranks": list(p.prefix_ranks),
+                            "source": p.source,
+                            "rule": p.rule,
+                            "scores": scores_data(p.scores),
                         }
                         for p in a.patterns
                     ],
                     "labels": a.labels,
                 }
                 for a in detail.annotations
+            ],
+            "suggestions": [
+                {
+                    "id": suggestion.pk,
+                    "method": suggestion.method,
+                    "kind": suggestion.kind,
+                    "description": suggestion.description,
+                    "rule": suggestion.rule,
+                    "prefix_ranks": ranks,
+                    "scores": scores_data(suggestion.scores),
+                    "decisions": [
+                        {
+                            "annotator": d.annotator,
+                            "decision": d.decision,
+                            "pattern_id": d.pattern_id,
+                            "at": _DATETIME.to_representation(d.at),
+                        }
+                        for d in decisions
+                    ],
+                }
+                for suggestion, ranks, decisions in detail.suggestions
             ],
             "gold": None if detail.gold is None else gold_data(detail.gold),
             "flags": [
@@ -537,6 +644,7 @@ class GoldPatternCreateApi(ReviewApi):
             allow_null=True,
             help_text="Adopt this pattern of an annotator of this key (its source is kept).",
         )
+        rule = rule_field(required=False, default=None)
 
     @extend_schema(request=InputSerializer, responses={201: GoldSerializer, **_WRITE_RESPONSES})
     def post(self, request: Request, key_id: int) -> Response:
@@ -559,6 +667,7 @@ class GoldPatternCreateApi(ReviewApi):
             prefixes=_prefixes_by_rank(key=key, ranks=data["prefix_ranks"]),
             client_id=data["client_id"],
             source_pattern=source,
+            rule=data.get("rule"),
         )
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return _gold_answer(result.gold, code)
@@ -571,6 +680,7 @@ class GoldPatternDetailApi(ReviewApi):
         description = serializers.CharField(max_length=MAX_DESCRIPTION, required=False)
         kind = serializers.ChoiceField(choices=KINDS, required=False)
         prefix_ranks = _ranks_field(required=False)
+        rule = rule_field(required=False, help_text="Absent: left as it is; null: removed.")
 
     def _pattern(self, key: Key, pattern_id: int) -> GoldPattern:
         pattern = gold_pattern_get(key=key, pattern_id=pattern_id)
@@ -593,6 +703,7 @@ class GoldPatternDetailApi(ReviewApi):
             description=data.get("description"),
             kind=data.get("kind"),
             prefixes=None if ranks is None else _prefixes_by_rank(key=key, ranks=ranks),
+            rule=data.get("rule", KEEP_RULE),
         )
         return _gold_answer(gold)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, TypeVar
 
 from ..labels import LABEL_NOT_COVERED, prefix_labels
@@ -24,6 +24,13 @@ class PatternView:
     prefix_ranks: list[int]
     order: int
     client_id: Any
+    # docs/evidence.md: where the pattern came from, its rule (null or {type, value}) and
+    # its held-out scores ({} until scored). Keyword-only, so that a subclass may add
+    # fields without defaults.
+    _: KW_ONLY
+    source: str = "written"
+    rule: dict[str, str] | None = None
+    scores: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,9 @@ class AnnotationView:
 
 
 PATTERN_VIEW_FIELDS = ("id", "description", "kind", "order", "client_id")
+# The evidence columns of a pattern (``PatternView.source``, ``rule``, ``scores``), read as
+# ``fold_pattern_rows``'s ``extra``.
+PATTERN_EVIDENCE_FIELDS = ("source", "rule", "scores")
 PatternViewT = TypeVar("PatternViewT", bound=PatternView)
 
 
@@ -97,9 +107,9 @@ def pattern_list_for_annotation(*, annotation_id: int) -> list[PatternView]:
     rows = (
         Pattern.objects.filter(annotation_id=annotation_id)
         .order_by("order", "id")
-        .values_list(*PATTERN_VIEW_FIELDS, "prefixes__rank")
+        .values_list(*PATTERN_VIEW_FIELDS, *PATTERN_EVIDENCE_FIELDS, "prefixes__rank")
     )
-    return fold_pattern_rows(rows)
+    return fold_pattern_rows(rows, extra=PATTERN_EVIDENCE_FIELDS)
 
 
 def annotation_view(

@@ -3,6 +3,7 @@ with its prefixes and the annotator's own work."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,8 +29,10 @@ from ..models import (
     Guideline,
     GuidelineAcknowledgement,
     Key,
+    KeyExample,
     KeyFlag,
     Pattern,
+    Study,
     TriggerPrefix,
 )
 from ..permissions import User
@@ -163,6 +166,17 @@ _ASSIGNMENT_KEY = AssignmentKey._meta.db_table
 _GUIDELINE = Guideline._meta.db_table
 _GUIDELINE_READ = GuidelineAcknowledgement._meta.db_table
 _KEY_FLAG = KeyFlag._meta.db_table
+_STUDY = Study._meta.db_table
+
+
+def _shows_scores() -> RawSQL:
+    """The key's study shows annotators the scores of their own patterns
+    (``Study.show_scores``; docs/evidence.md, "Study settings")."""
+    return RawSQL(
+        f"(SELECT s.show_scores FROM {_STUDY} s WHERE s.id = {_KEY}.study_id)",
+        (),
+        output_field=BooleanField(),
+    )
 
 
 def _key_is_users(user_id: int) -> RawSQL:
@@ -216,15 +230,21 @@ def key_get_for_write(*, key_id: int, user: User) -> Key | None:
     return (
         _assigned_key(key_id=key_id, user=user)
         .only("id", "study_id", "layer", "index")
-        .annotate(**_guideline_annotations(user))
+        .annotate(show_scores=_shows_scores(), **_guideline_annotations(user))
         .first()
     )
 
 
 def key_get_for_annotator(*, key_id: int, user: User) -> Key | None:
     """The key, only if it is in one of the user's assignments; None otherwise, whether or
-    not the key exists. One query."""
-    return _assigned_key(key_id=key_id, user=user).only("id", "study_id", "layer", "index").first()
+    not the key exists. It carries ``show_scores`` (its study's setting: whether the
+    user's patterns show their scores). One query."""
+    return (
+        _assigned_key(key_id=key_id, user=user)
+        .only("id", "study_id", "layer", "index")
+        .annotate(show_scores=_shows_scores())
+        .first()
+    )
 
 
 def prefix_list_for_key(*, key: Key) -> list[TriggerPrefix]:
@@ -250,13 +270,40 @@ KEY_DETAIL_PREFIX_FIELDS = (
     "trigger_end",
     "trigger_token_bytes",
     "next_token_bytes",
+    # docs/evidence.md, "Per-token coefficients".
+    "tokens",
+    "token_coefficients",
 )
+
+# What it shows of a sample below the top (a ``KeyExample`` of a visible kind): a
+# prefix's fields without ``rank``, and its kind and band.
+KEY_SAMPLE_FIELDS = (
+    "kind",
+    "band",
+    "band_low",
+    "band_high",
+    *(name for name in KEY_DETAIL_PREFIX_FIELDS if name != "rank"),
+)
+
+
+def sample_list_for_key(
+    *, key_id: int, kinds: Sequence[str] = KeyExample.VISIBLE_KINDS
+) -> list[dict[str, Any]]:
+    """The key's stored examples of ``kinds`` (by default only those an annotator may
+    see: ``band`` and ``random``, never the held-out ones), as plain dicts with ``rank``
+    and ``KEY_SAMPLE_FIELDS``: by kind, bands 1 … 5, then in draw order. One query."""
+    return list(
+        KeyExample.objects.filter(key_id=key_id, kind__in=list(kinds))
+        .order_by("kind", "band", "order")
+        .values("rank", *KEY_SAMPLE_FIELDS)
+    )
 
 
 @dataclass(frozen=True)
 class KeyDetail:
     key: Key  # with its study; only what the annotator's screen shows is loaded
     prefixes: list[dict[str, Any]]  # KEY_DETAIL_PREFIX_FIELDS of each prefix, rank order
+    samples: list[dict[str, Any]]  # KEY_SAMPLE_FIELDS of each visible sample, in order
     flag: dict[str, str] | None  # the user's own flag on the key: {reason, note}
 
 
@@ -264,9 +311,10 @@ def key_detail_for_annotator(
     *, key_id: int, user: User, assignment_id: int | None = None
 ) -> KeyDetail | None:
     """The key as the annotator's screen shows it: its study, its prefixes in rank
-    order as plain dicts, and ``my_assignment_id`` (``_my_assignment``: ``assignment_id``
-    where it is one of the user's holding the key). None unless the key is in one of the
-    user's assignments, whether or not it exists. Two queries.
+    order and its visible samples (``sample_list_for_key``: never a held-out example) as
+    plain dicts, and ``my_assignment_id`` (``_my_assignment``: ``assignment_id`` where it
+    is one of the user's holding the key). None unless the key is in one of the user's
+    assignments, whether or not it exists. Three queries.
 
     Plain dicts rather than model instances: this is the annotator's most frequent read
     (docs/benchmarks.md budgets it), and 25 prefixes through model instances and DRF fields cost
@@ -287,9 +335,14 @@ def key_detail_for_annotator(
             "layer",
             "index",
             "value_top_tokens",
+            "max_coefficient",
+            "density",
+            "histogram",
             "study__name",
             "study__is_causal",
             "study__show_value_tokens",
+            "study__suggestions_enabled",
+            "study__show_scores",
         )
         .annotate(**_guideline_annotations(user))
         .first()
@@ -301,6 +354,10 @@ def key_detail_for_annotator(
         .order_by("rank")
         .values(*KEY_DETAIL_PREFIX_FIELDS)
     )
+    samples = [
+        {name: sample[name] for name in KEY_SAMPLE_FIELDS}
+        for sample in sample_list_for_key(key_id=key_id)
+    ]
     reason = getattr(key, "my_flag_reason", None)
     flag = None if reason is None else {"reason": reason, "note": key.my_flag_note}
-    return KeyDetail(key=key, prefixes=prefixes, flag=flag)
+    return KeyDetail(key=key, prefixes=prefixes, samples=samples, flag=flag)

@@ -36,13 +36,20 @@ from ..models import (
     GoldAnnotation,
     GoldPattern,
     Key,
+    KeyExample,
     KeyFlag,
     Pattern,
     Study,
     TriggerPrefix,
 )
-from .annotations import PATTERN_VIEW_FIELDS, PatternView, fold_pattern_rows
-from .keys import KEY_DETAIL_PREFIX_FIELDS
+from .annotations import (
+    PATTERN_EVIDENCE_FIELDS,
+    PATTERN_VIEW_FIELDS,
+    PatternView,
+    fold_pattern_rows,
+)
+from .keys import KEY_DETAIL_PREFIX_FIELDS, KEY_SAMPLE_FIELDS, sample_list_for_key
+from .suggestions import suggestion_list_for_curator
 
 # unreviewed: ready and without submitted gold; curated: with submitted gold; flagged:
 # flagged by an annotator, ready or not (curators see a flag at once, not once every
@@ -331,14 +338,21 @@ def review_batches(*, study: Study) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class GoldPatternView(PatternView):
-    source: str
-    source_annotator: str | None
-    source_pattern_id: int | None
+    # ``source``: PatternView's, here "written" or "adopted". Defaults, as PatternView's
+    # own fields after ``KW_ONLY`` have them.
+    source_annotator: str | None = None
+    source_pattern_id: int | None = None
 
 
-# GoldPatternView's own fields and the columns they are read from.
-GOLD_PATTERN_EXTRA = ("source", "source_annotator", "source_pattern_id")
-GOLD_PATTERN_EXTRA_FIELDS = ("source", "source_annotator__username", "source_pattern_id")
+# GoldPatternView's own fields (and the evidence ones) and the columns they are read from.
+GOLD_PATTERN_EXTRA = ("source", "source_annotator", "source_pattern_id", "rule", "scores")
+GOLD_PATTERN_EXTRA_FIELDS = (
+    "source",
+    "source_annotator__username",
+    "source_pattern_id",
+    "rule",
+    "scores",
+)
 
 
 @dataclass(frozen=True)
@@ -412,7 +426,16 @@ class ReviewAnnotation:
 class ReviewDetail:
     key: Key
     prefixes: list[dict[str, Any]]
+    # The key's other examples (docs/evidence.md): the visible samples (KEY_SAMPLE_FIELDS,
+    # band 1 … 5, then random), and the held-out sets that only curators see, shaped like
+    # the prefixes (KEY_DETAIL_PREFIX_FIELDS; ``rank`` null for heldout_random).
+    samples: list[dict[str, Any]]
+    heldout: list[dict[str, Any]]
+    heldout_random: list[dict[str, Any]]
     annotations: list[ReviewAnnotation]
+    # The machine's suggestions with their prefix ranks and every annotator's decision
+    # (``suggestion_list_for_curator``).
+    suggestions: list[tuple[Any, list[int], list[Any]]]
     gold: GoldView | None
     flags: list[dict[str, Any]]
     awaiting: list[str]
@@ -446,6 +469,15 @@ def review_detail(*, key: Key) -> ReviewDetail:
         .values(*KEY_DETAIL_PREFIX_FIELDS)
     )
     ranks = [prefix["rank"] for prefix in prefixes]
+    # One query for the four sets, split here.
+    examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for example in sample_list_for_key(key_id=key.pk, kinds=KeyExample.Kind.values):
+        kind = example["kind"]
+        if kind in KeyExample.HELD_OUT_KINDS:
+            example = {name: example[name] for name in KEY_DETAIL_PREFIX_FIELDS}
+        else:
+            example = {name: example[name] for name in KEY_SAMPLE_FIELDS}
+        examples[kind].append(example)
     annotations = list(
         Annotation.objects.filter(key_id=key.pk, is_check=False)
         .select_related("annotator")
@@ -454,14 +486,18 @@ def review_detail(*, key: Key) -> ReviewDetail:
     rows = (
         Pattern.objects.filter(annotation__in=[a.pk for a in annotations])
         .order_by("order", "id")
-        .values_list("annotation_id", *PATTERN_VIEW_FIELDS, "prefixes__rank")
+        .values_list(
+            "annotation_id", *PATTERN_VIEW_FIELDS, *PATTERN_EVIDENCE_FIELDS, "prefixes__rank"
+        )
     )
     by_annotation: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
     for annotation_id, *row in rows:
         by_annotation[annotation_id].append(tuple(row))
     work = []
     for annotation in annotations:
-        patterns: list[PatternView] = fold_pattern_rows(by_annotation[annotation.pk])
+        patterns: list[PatternView] = fold_pattern_rows(
+            by_annotation[annotation.pk], extra=PATTERN_EVIDENCE_FIELDS
+        )
         work.append(
             ReviewAnnotation(
                 id=annotation.pk,
@@ -479,7 +515,11 @@ def review_detail(*, key: Key) -> ReviewDetail:
     return ReviewDetail(
         key=key,
         prefixes=prefixes,
+        samples=[*examples[KeyExample.Kind.BAND], *examples[KeyExample.Kind.RANDOM]],
+        heldout=examples[KeyExample.Kind.HELDOUT],
+        heldout_random=examples[KeyExample.Kind.HELDOUT_RANDOM],
         annotations=work,
+        suggestions=suggestion_list_for_curator(key=key),
         gold=None if gold is None else gold_view(gold=gold, ranks=ranks),
         flags=_flags_by_key([key.pk])[key.pk],
         awaiting=review_awaiting(key=key),

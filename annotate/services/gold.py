@@ -41,6 +41,7 @@ from ..selectors.review import GoldPatternView, gold_patterns
 from . import ServiceError
 from .annotations import NOTE_TOO_LONG
 from .patterns import (
+    KEEP_RULE,
     PatternOwner,
     owned_pattern_create,
     owned_pattern_delete,
@@ -257,6 +258,8 @@ class GoldPatterns(PatternOwner):
             if pattern.source_annotator is None
             else pattern.source_annotator.get_username(),
             source_pattern_id=pattern.source_pattern_id,
+            rule=pattern.rule,
+            scores=pattern.scores,
         )
 
 
@@ -278,11 +281,12 @@ def gold_pattern_create(
     prefixes: Sequence[TriggerPrefix],
     client_id: uuid.UUID | None = None,
     source_pattern: Pattern | None = None,
+    rule: Any = None,
 ) -> GoldPatternCreateResult:
     """Add a pattern to the key's gold: written by the curator, or adopted from an
     annotator's ``source_pattern`` (a pattern of this key; its annotator is remembered).
     A retried create with the same ``client_id`` returns the pattern the first attempt
-    made (``created=False``)."""
+    made (``created=False``). ``rule``: as an annotator's (``validated_rule``)."""
     if source_pattern is not None and source_pattern.annotation.key_id != key.pk:
         raise ServiceError(SOURCE_OF_ANOTHER_KEY)
     owner = GoldPatterns(_gold_for_write(key=key, actor=actor, version=version), actor=actor)
@@ -295,6 +299,7 @@ def gold_pattern_create(
         kind=kind,
         prefixes=prefixes,
         client_id=client_id,
+        rule=rule,
         action=GoldEvent.Action.ADOPT if adopted else GoldEvent.Action.PATTERN_CREATE,
         audit_source=None if source_pattern is None else _source(source_pattern),
         source=GoldPattern.Source.WRITTEN if source_pattern is None else GoldPattern.Source.ADOPTED,
@@ -332,9 +337,11 @@ def gold_pattern_update(
     description: str | None = None,
     kind: str | None = None,
     prefixes: Sequence[TriggerPrefix] | None = None,
+    rule: Any = KEEP_RULE,
 ) -> GoldAnnotation:
-    """Change a gold pattern (``None``: leave as is). An adopted pattern stays adopted,
-    with its source: the curator edited what they adopted."""
+    """Change a gold pattern (``None``: leave as is; ``rule`` as in ``pattern_update``).
+    An adopted pattern stays adopted, with its source: the curator edited what they
+    adopted."""
     owner = GoldPatterns(_locked_gold_of(pattern), actor=actor)
     owned_pattern_update(
         owner,
@@ -344,6 +351,7 @@ def gold_pattern_update(
         description=description,
         kind=kind,
         prefixes=prefixes,
+        rule=rule,
     )
     return owner.row
 

@@ -21,6 +21,8 @@ from typing import Any, ClassVar
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from ..evidence.rules import RuleError, validate_rule
+from ..labels import KIND_SHALLOW, KIND_SHALLOW_SEMANTIC
 from ..limits import MAX_PATTERNS_PER_ANNOTATION
 from ..models import (
     PATTERN_DESCRIPTION_MAX_LENGTH,
@@ -42,6 +44,7 @@ from .annotations import (
     annotation_record,
     annotation_state,
 )
+from .scores import scores_clear_and_queue, scores_cleared
 
 # The 3-prefix rule (Geva et al. 2021, §3.1): a pattern must occur in at least 3 of the
 # key's top trigger prefixes.
@@ -52,6 +55,13 @@ PATTERN_DUPLICATE_PREFIXES = "A pattern cannot cover the same trigger prefix twi
 PATTERN_NEEDS_DESCRIPTION = "A pattern needs a description."
 PATTERN_DESCRIPTION_TOO_LONG = "A pattern's description can be at most {n} characters."
 PATTERN_KIND_UNKNOWN = "A pattern's kind must be shallow, semantic or shallow+semantic."
+# docs/evidence.md, "Rules": a rule describes the surface of the prefixes, so only a
+# pattern with a shallow side may carry one.
+PATTERN_RULE_NEEDS_SHALLOW = (
+    "Only a shallow or shallow+semantic pattern can have a rule: remove the rule (rule: "
+    "null) or keep a shallow kind."
+)
+RULE_KINDS = (KIND_SHALLOW, KIND_SHALLOW_SEMANTIC)
 
 
 # As many as an import takes (``annotate.limits``), so that every export imports again.
@@ -94,6 +104,25 @@ def validated_kind(kind: str) -> str:
     if kind not in Pattern.Kind.values:
         raise ServiceError(PATTERN_KIND_UNKNOWN, code="pattern_kind_unknown")
     return kind
+
+
+def validated_rule(rule: Any, kind: str) -> dict[str, str] | None:
+    """The rule as stored (None: none), refused when malformed (its message names the
+    problem) or on a pattern of ``kind`` without a shallow side."""
+    try:
+        valid = validate_rule(rule)
+    except RuleError as error:
+        raise ServiceError(f"This rule is not valid: {error}.") from error
+    if valid is not None and kind not in RULE_KINDS:
+        raise ServiceError(PATTERN_RULE_NEEDS_SHALLOW)
+    return valid
+
+
+class _Keep:
+    """``rule=KEEP_RULE``: leave the pattern's rule as it is (None clears it)."""
+
+
+KEEP_RULE: Any = _Keep()
 
 
 # --- one path for every owner -----------------------------------------------------------
@@ -148,6 +177,9 @@ class PatternOwner(ABC):
             prefix_ranks=ranks,
             order=pattern.order,
             client_id=pattern.client_id,
+            source=pattern.source,
+            rule=pattern.rule,
+            scores=pattern.scores,
         )
 
 
@@ -160,6 +192,7 @@ def owned_pattern_create(
     kind: str,
     prefixes: Sequence[TriggerPrefix],
     client_id: uuid.UUID | None = None,
+    rule: Any = None,
     action: str = "pattern_create",
     audit_source: dict[str, Any] | None = None,
     **fields: Any,
@@ -182,6 +215,7 @@ def owned_pattern_create(
     validated_pattern_count(len(patterns))
     description = validated_description(description)
     kind = validated_kind(kind)
+    rule = validated_rule(rule, kind)
     prefixes = validated_prefixes(owner.key_id, prefixes)
     before = owner.state(patterns)
     pattern = owner.model.objects.create(
@@ -190,6 +224,7 @@ def owned_pattern_create(
         kind=kind,
         order=max((p.order for p in patterns), default=-1) + 1,
         client_id=client_id,
+        rule=rule,
         **fields,
     )
     # The pattern is new: nothing to diff against, so one INSERT of its links rather than
@@ -201,6 +236,7 @@ def owned_pattern_create(
     owner.bump()
     after = [*patterns, owner.view_of(pattern, sorted(prefix.rank for prefix in prefixes))]
     owner.record(action, before, after, source=audit_source)
+    scores_clear_and_queue(pattern)  # its held-out scores, once this commits
     return pattern, True, after
 
 
@@ -213,8 +249,10 @@ def owned_pattern_update(
     description: str | None = None,
     kind: str | None = None,
     prefixes: Sequence[TriggerPrefix] | None = None,
+    rule: Any = KEEP_RULE,
 ) -> list[PatternView]:
-    """Change a pattern of ``owner``'s row (``None``: leave as is); the patterns after."""
+    """Change a pattern of ``owner``'s row (``None``: leave as is; for ``rule``,
+    ``KEEP_RULE`` leaves it and None removes it); the patterns after."""
     owner.check(version)
     before = owner.state(owner.patterns)
     fields = []
@@ -225,11 +263,20 @@ def owned_pattern_update(
     if kind is not None:
         pattern.kind = changes["kind"] = validated_kind(kind)
         fields.append("kind")
+    if rule is not KEEP_RULE:
+        pattern.rule = changes["rule"] = validated_rule(rule, pattern.kind)
+        fields.append("rule")
+    elif kind is not None:
+        validated_rule(pattern.rule, pattern.kind)  # a kind that its rule no longer fits
     if prefixes is not None:
         valid = validated_prefixes(owner.key_id, prefixes)
         pattern.prefixes.set(valid)
         changes["prefix_ranks"] = sorted(prefix.rank for prefix in valid)
+    # Any change may change its held-out scores: cleared now, recomputed once this commits.
+    changes["scores"] = {}
+    fields += scores_cleared(pattern)
     pattern.save(update_fields=[*fields, "updated_at"])
+    scores_clear_and_queue(pattern)
     owner.bump()
     after = [replace(p, **changes) if p.id == pattern.pk else p for p in owner.patterns]
     owner.record("pattern_update", before, after)
@@ -312,11 +359,14 @@ def pattern_create(
     prefixes: Sequence[TriggerPrefix],
     version: int,
     client_id: uuid.UUID | None = None,
+    rule: Any = None,
     guideline_version: GuidelineStamp = KEEP,
+    **fields: Any,
 ) -> PatternCreateResult:
-    """Add a pattern to an annotator's annotation (``owned_pattern_create``). Six queries
-    whatever the number of patterns and prefixes: lock, read the patterns, and the
-    create's four."""
+    """Add a pattern to an annotator's annotation (``owned_pattern_create``), with its
+    ``rule`` (``validated_rule``); ``fields``: more of the pattern's columns (an accepted
+    suggestion's ``source`` and ``suggestion``). Six queries whatever the number of
+    patterns and prefixes: lock, read the patterns, and the create's four."""
     owner = AnnotationPatterns(annotation, actor=actor, guideline_version=guideline_version)
     pattern, created, after = owned_pattern_create(
         owner,
@@ -326,7 +376,9 @@ def pattern_create(
         kind=kind,
         prefixes=prefixes,
         client_id=client_id,
+        rule=rule,
         action=AnnotationEvent.Action.PATTERN_CREATE,
+        **fields,
     )
     assert isinstance(pattern, Pattern)
     return PatternCreateResult(
@@ -343,9 +395,12 @@ def pattern_update(
     description: str | None = None,
     kind: str | None = None,
     prefixes: Sequence[TriggerPrefix] | None = None,
+    rule: Any = KEEP_RULE,
     guideline_version: GuidelineStamp = KEEP,
 ) -> Annotation:
-    """Change a pattern's description, kind and/or prefixes (``None``: leave as is)."""
+    """Change a pattern's description, kind, prefixes and/or rule (``None``: leave as
+    is; ``rule``: ``KEEP_RULE`` leaves it, None removes it). Its ``source`` is kept: an
+    accepted suggestion stays one through edits."""
     owner = AnnotationPatterns(pattern.annotation, actor=actor, guideline_version=guideline_version)
     owned_pattern_update(
         owner,
@@ -355,6 +410,7 @@ def pattern_update(
         description=description,
         kind=kind,
         prefixes=prefixes,
+        rule=rule,
     )
     return owner.row
 

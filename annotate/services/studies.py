@@ -17,13 +17,24 @@ CHECK_RATE_OUT_OF_RANGE = "The check rate is a share: from 0 to 1."
 
 @transaction.atomic
 def study_update(
-    *, study: Study, show_value_tokens: bool | None = None, check_rate: float | None = None
+    *,
+    study: Study,
+    show_value_tokens: bool | None = None,
+    check_rate: float | None = None,
+    suggestions_enabled: bool | None = None,
+    show_scores: bool | None = None,
 ) -> Study:
     """The study's settings that an admin may change after mining (the rest is mined)."""
     fields = []
     if show_value_tokens is not None:
         study.show_value_tokens = show_value_tokens
         fields.append("show_value_tokens")
+    if suggestions_enabled is not None:
+        study.suggestions_enabled = suggestions_enabled
+        fields.append("suggestions_enabled")
+    if show_scores is not None:
+        study.show_scores = show_scores
+        fields.append("show_scores")
     if check_rate is not None:
         if not 0.0 <= check_rate <= 1.0:
             raise ServiceError(CHECK_RATE_OUT_OF_RANGE)

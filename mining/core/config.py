@@ -11,6 +11,10 @@ from .errors import MiningError
 # Kept here, not in .models, so that a configuration is checked without torch.
 COEFFICIENTS = ("post", "pre")  # what is ranked: see models.ranked_definition
 DTYPES = ("float32", "bfloat16")  # models.DTYPES maps each to its torch dtype
+# Mining keeps each key's top 2·top_k: ranks 1..top_k are shown, top_k+1..2·top_k held out
+# (docs/evidence.md). 2·top_k must fit in the running top-keep_k with this many slots to
+# spare for duplicate prefixes: with keep_k = 64, top_k is at most 28.
+DUPLICATE_ROOM = 8
 
 
 @dataclass
@@ -69,6 +73,13 @@ class MineConfig:
             positive(name)
         if self.top_k > self.keep_k:
             raise MiningError(f"top_k ({self.top_k}) cannot exceed keep_k ({self.keep_k})")
+        if self.top_k > self.max_top_k:
+            raise MiningError(
+                f"top_k ({self.top_k}) is at most {self.max_top_k}: mining keeps the top "
+                f"2·top_k per key (ranks top_k+1..2·top_k are held out) among its "
+                f"keep_k ({max(self.keep_k, 64)}) candidates, {DUPLICATE_ROOM} of them spare "
+                "for duplicate prefixes"
+            )
         if self.max_tokens < 2:
             raise MiningError("max_tokens must be at least 2")
         if self.max_sentences is not None:
@@ -88,6 +99,12 @@ class MineConfig:
         if self.all_keys and self.key_list:
             raise MiningError("give either all_keys or key_list, not both")
         return self
+
+    @property
+    def max_top_k(self) -> int:
+        """The largest top_k: 2·top_k + DUPLICATE_ROOM fit in keep_k (at least 64; a
+        smaller keep_k, as in tests, holds fewer held-out ranks)."""
+        return (max(self.keep_k, 64) - DUPLICATE_ROOM) // 2
 
     @property
     def block_size(self) -> int:

@@ -4,12 +4,14 @@ projections, statistics; bfloat16 winners re-scored in float32 so that ranks are
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import torch
 
+from . import samples as sampling
 from .errors import MiningError
 from .miner import (
     HIST_EDGES,
@@ -57,6 +59,24 @@ class TriggerExample:
     # or where the tokenizer's scheme does not tell the bytes (mining.core.tokens).
     trigger_token_bytes: bytes | None = None
     next_token_bytes: bytes | None = None
+    # docs/evidence.md, "Per-token coefficients": the real tokens (never special or
+    # padding ones) of the prefix (causal: positions up to and including the trigger) or
+    # of the whole sentence (encoder), each decoded alone, and the key's coefficient at
+    # each, in float32 from a re-run of the sentence after the pass. Empty for keys
+    # without samples (a run over every key).
+    tokens: list[str] = field(default_factory=list)
+    token_coefficients: list[float] = field(default_factory=list)
+
+
+@dataclass
+class SampleExample(TriggerExample):
+    """A sample below the top or a held-out random sentence (``rank``: its order from 1
+    within its kind). ``coefficient`` is the sentence's maximum, ``position`` where."""
+
+    kind: str = "band"  # "band", "random" or "heldout_random"
+    band: int | None = None  # 1 = lowest; None unless kind is "band"
+    band_low: float | None = None  # the band (band_low, band_high]
+    band_high: float | None = None
 
 
 @dataclass
@@ -86,6 +106,15 @@ class KeyResult:
     stats: KeyStats
     value_top_tokens: list[ValueToken]
     examples: list[TriggerExample]
+    # Ranks top_k+1 .. 2·top_k (as many as the kept candidates allow): never shown to
+    # annotators (docs/evidence.md).
+    heldout: list[TriggerExample] = field(default_factory=list)
+    samples: list[SampleExample] = field(default_factory=list)  # bands 1..5, then random
+    heldout_random: list[SampleExample] = field(default_factory=list)
+    # Per band, and for the random draw: whether it is the draw a full scan of the corpus
+    # makes (mining.core.samples); empty for keys without samples.
+    bands_exact: list[bool] = field(default_factory=list)
+    random_exact: bool | None = None
 
 
 def _decode_token(tokenizer, token_id: int) -> str:
@@ -204,6 +233,64 @@ def _rescore(
     return out
 
 
+def token_coefficients(
+    loaded: LoadedModel,
+    store: CorpusStore,
+    requests: Mapping[tuple[int, int], Sequence[int]],
+    batch_size: int,
+    coefficient: str = "post",
+) -> dict[tuple[int, int, int], np.ndarray]:
+    """Re-run only the listed sentences (each once, sorted by length, batched) in
+    float32 and capture every listed key's coefficient at every position of each of its
+    sentences, all keys of a layer in one gather: {(layer, index, sentence): [tokens]}
+    float32, special and padding positions included (the caller keeps the real ones)."""
+    wanted: dict[int, list[tuple[int, int, tuple[int, int, int]]]] = {}
+    layer_cols: dict[int, list[int]] = {}
+    for (layer, index), sentences in requests.items():
+        cols = layer_cols.setdefault(layer, [])
+        if index not in cols:
+            cols.append(index)
+        col = cols.index(index)
+        for s in sentences:
+            wanted.setdefault(int(s), []).append((layer, col, (layer, index, int(s))))
+    out: dict[tuple[int, int, int], np.ndarray] = {}
+    if not wanted:
+        return out
+    unique = np.array(sorted(wanted), dtype=np.int64)
+    unique = unique[np.argsort(store.lengths[unique], kind="stable")]
+    device = loaded.device
+    cols_t = {layer: torch.tensor(c, device=device) for layer, c in layer_cols.items()}
+    pad_id = loaded.tokenizer.pad_token_id or 0
+    per_layer: dict[int, list[tuple[int, int, int, tuple[int, int, int]]]] = {}
+
+    def hook(layer: int, m: torch.Tensor) -> None:
+        items = per_layer.get(layer)
+        if not items:
+            return
+        sel = m.index_select(2, cols_t[layer]).float().cpu().numpy()  # [batch, pos, n]
+        for row, length, col, name in items:
+            out[name] = sel[row, :length, col].copy()
+
+    with (
+        _float32(loaded),
+        torch.inference_mode(),
+        loaded.capture(hook, sorted(layer_cols), coefficient=coefficient),
+    ):
+        for a in range(0, unique.size, batch_size):
+            idx = unique[a : a + batch_size]
+            per_layer.clear()
+            for row, s in enumerate(idx.tolist()):
+                length = int(store.lengths[s])
+                for layer, col, name in wanted[s]:
+                    per_layer.setdefault(layer, []).append((row, length, col, name))
+            ids, present, _ = store.batch(idx, pad_id)
+            loaded.forward(
+                torch.from_numpy(ids).to(device),
+                torch.from_numpy(present.astype(np.int64)).to(device),
+            )
+    return out
+
+
 def _prefix_hash(store: CorpusStore, sentence: int, position: int) -> int:
     ids = torch.from_numpy(store.tokens(sentence)[: position + 1].astype(np.int64))[None, :]
     return int(prefix_hashes(ids)[0, -1])
@@ -233,6 +320,8 @@ def _example(
     sentence: int,
     pos: int,
     span: tuple[int, int],
+    cls: type[TriggerExample] = TriggerExample,
+    **extra: object,
 ) -> TriggerExample:
     tokenizer = loaded.tokenizer
     ids = store.tokens(sentence)
@@ -253,7 +342,7 @@ def _example(
         next_token = _decode_token(tokenizer, next_id)
         next_bytes = token_bytes(tokenizer, next_id, next_token)
     trigger = _decode_token(tokenizer, int(ids[pos]))
-    return TriggerExample(
+    return cls(
         rank=rank,
         coefficient=value,
         prefix=text[:cut],
@@ -269,6 +358,7 @@ def _example(
         trigger_end=None if span[0] == NO_SPAN else span[1],
         trigger_token_bytes=token_bytes(tokenizer, int(ids[pos]), trigger),
         next_token_bytes=next_bytes,
+        **extra,  # type: ignore[arg-type]
     )
 
 
@@ -320,7 +410,10 @@ def finalize(
         winners = {k: (fresh[k][0], w[1], fresh[k][1]) for k, w in winners.items()}
     values_top = value_top_tokens(loaded, keys, value_top_n)
     density, mean = partial.density(), partial.mean()
-    results = []
+    slot_of = {key: j for j, key in enumerate(partial.sample_keys)}
+    sketches = partial.sketches()
+    ranked_of: dict[tuple[int, int], list[tuple[float, int, int]]] = {}
+    draws: dict[tuple[int, int], sampling.KeyDraw] = {}
     for layer, index in keys:
         values, sentences, positions = winners[(layer, index)]
         hashes = None
@@ -329,11 +422,88 @@ def finalize(
                 _prefix_hash(store, int(s), int(p))
                 for s, p in zip(sentences, positions, strict=True)
             ]
-        ranked = _rank(values, sentences, positions, hashes)[:top_k]
+        # The visible top_k, then the held-out ranks top_k+1 .. 2·top_k.
+        ranked = _rank(values, sentences, positions, hashes)[: 2 * top_k]
+        ranked_of[(layer, index)] = ranked
+        if (layer, index) in slot_of:
+            draws[(layer, index)] = sampling.draw(
+                sketches,
+                slot_of[(layer, index)],
+                float(partial.max[layer, index]),
+                {s for _, s, _ in ranked},
+            )
+    # Per-token coefficients: one re-run of the stored sentences of the keys with samples.
+    requests = {
+        key: sorted(
+            {s for _, s, _ in ranked_of[key]}
+            | {d.sentence for d in [*draws[key].samples, *draws[key].heldout_random]}
+        )
+        for key in draws
+    }
+    per_token = token_coefficients(
+        loaded, store, requests, batch_size, partial_coefficient(partial)
+    )
+    special_of = {s: store.special(s) for s in {s for _, _, s in per_token}}
+    if rescore:  # a sample's maximum and its position, float32 as the ranks
+        for (layer, index), key_draw in draws.items():
+            for d in [*key_draw.samples, *key_draw.heldout_random]:
+                m = np.where(special_of[d.sentence], -np.inf, per_token[(layer, index, d.sentence)])
+                d.position, d.coefficient = int(m.argmax()), float(m.max())
+    names = _token_names(loaded, store, special_of)
+
+    def with_tokens(example: TriggerExample, layer: int, index: int) -> TriggerExample:
+        m = per_token.get((layer, index, example.sentence_index))
+        if m is None:
+            return example
+        keep = ~special_of[example.sentence_index]
+        if causal:
+            keep &= np.arange(keep.size) <= example.position
+        ids = store.tokens(example.sentence_index)[keep]
+        example.tokens = [names[int(t)] for t in ids]
+        example.token_coefficients = m[keep].astype(np.float64).tolist()
+        return example
+
+    results = []
+    for layer, index in keys:
+        ranked = ranked_of[(layer, index)]
         spans = store.trigger_spans(
             np.array([s for _, s, _ in ranked], dtype=np.int64),
             np.array([p for _, _, p in ranked], dtype=np.int64),
-        ).tolist()  # [top_k, 2]
+        ).tolist()  # [2·top_k, 2]
+        examples = [
+            with_tokens(_example(loaded, store, r, v, s, p, (span[0], span[1])), layer, index)
+            for r, ((v, s, p), span) in enumerate(zip(ranked, spans, strict=True), start=1)
+        ]
+        found = draws.get((layer, index))
+        drawn = [] if found is None else [*found.samples, *found.heldout_random]
+        dspans = store.trigger_spans(
+            np.array([d.sentence for d in drawn], dtype=np.int64),
+            np.array([d.position for d in drawn], dtype=np.int64),
+        ).tolist()
+        sample_examples = [
+            cast(
+                SampleExample,
+                with_tokens(
+                    _example(
+                        loaded,
+                        store,
+                        d.order,
+                        d.coefficient,
+                        d.sentence,
+                        d.position,
+                        (span[0], span[1]),
+                        SampleExample,
+                        kind=d.kind,
+                        band=d.band,
+                        band_low=d.band_low,
+                        band_high=d.band_high,
+                    ),
+                    layer,
+                    index,
+                ),
+            )
+            for d, span in zip(drawn, dspans, strict=True)
+        ]
         results.append(
             KeyResult(
                 layer=layer,
@@ -345,13 +515,24 @@ def finalize(
                     histogram=partial.hist[layer, index].tolist(),
                 ),
                 value_top_tokens=values_top[(layer, index)],
-                examples=[
-                    _example(loaded, store, r, v, s, p, (span[0], span[1]))
-                    for r, ((v, s, p), span) in enumerate(zip(ranked, spans, strict=True), start=1)
-                ],
+                examples=examples[:top_k],
+                heldout=examples[top_k:],
+                samples=[e for e in sample_examples if e.kind != "heldout_random"],
+                heldout_random=[e for e in sample_examples if e.kind == "heldout_random"],
+                bands_exact=[] if found is None else found.bands_exact,
+                random_exact=None if found is None else found.random_exact,
             )
         )
     return results
+
+
+def _token_names(
+    loaded: LoadedModel, store: CorpusStore, special_of: dict[int, np.ndarray]
+) -> dict[int, str]:
+    """Each real token id of the listed sentences, decoded alone (once per id)."""
+    ids = sorted({int(t) for s, special in special_of.items() for t in store.tokens(s)[~special]})
+    decoded = loaded.tokenizer.batch_decode([[t] for t in ids], clean_up_tokenization_spaces=False)
+    return dict(zip(ids, decoded, strict=True))
 
 
 __all__ = [
@@ -361,8 +542,10 @@ __all__ = [
     "NEXT_UNKNOWN_ID",
     "KeyResult",
     "KeyStats",
+    "SampleExample",
     "TriggerExample",
     "ValueToken",
     "finalize",
+    "token_coefficients",
     "value_top_tokens",
 ]

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import kernels
+from . import kernels, samples
 from .config import MineConfig
 from .errors import MiningError, MiningStopped
 from .models import LoadedModel
@@ -223,6 +223,10 @@ def _check_range(store: CorpusStore, start: int, end: int, cfg: MineConfig) -> N
 # --- partial results ------------------------------------------------------------
 
 
+def _no_sketch(name: str) -> torch.Tensor:
+    return samples.empty_sketches(0)[name]
+
+
 @dataclass
 class Partial:
     """The mergeable state of one or more sentence ranges.
@@ -245,7 +249,17 @@ class Partial:
     max: torch.Tensor
     hist: torch.Tensor
     n_positions: torch.Tensor = field(default_factory=lambda: torch.zeros((), dtype=torch.int64))
+    # The sample sketches of the sampled keys (``meta["fingerprint"]["sample_keys"]``, in
+    # that order; mining.core.samples): band_* [n_sampled, bins, BIN_K], rand_*
+    # [n_sampled, RANDOM_K]; draw keys ascending, samples.EMPTY in empty slots.
+    band_keys: torch.Tensor = field(default_factory=lambda: _no_sketch("band_keys"))
+    band_pos: torch.Tensor = field(default_factory=lambda: _no_sketch("band_pos"))
+    band_vals: torch.Tensor = field(default_factory=lambda: _no_sketch("band_vals"))
+    rand_keys: torch.Tensor = field(default_factory=lambda: _no_sketch("rand_keys"))
+    rand_pos: torch.Tensor = field(default_factory=lambda: _no_sketch("rand_pos"))
+    rand_vals: torch.Tensor = field(default_factory=lambda: _no_sketch("rand_vals"))
 
+    SKETCHES = ("band_keys", "band_pos", "band_vals", "rand_keys", "rand_pos", "rand_vals")
     TENSORS = (
         "keys",
         "positions",
@@ -255,12 +269,16 @@ class Partial:
         "max",
         "hist",
         "n_positions",
+        *SKETCHES,
     )
 
     @classmethod
-    def empty(cls, meta: dict[str, Any], n_layers: int, d_ff: int, keep_k: int) -> Partial:
+    def empty(
+        cls, meta: dict[str, Any], n_layers: int, d_ff: int, keep_k: int, n_sampled: int = 0
+    ) -> Partial:
         shape = (n_layers, d_ff, keep_k)
         return cls(
+            **samples.empty_sketches(n_sampled),
             meta=meta,
             keys=torch.full(shape, SENTINEL, dtype=torch.int64),
             positions=torch.zeros(shape, dtype=torch.int32),
@@ -299,7 +317,17 @@ class Partial:
             raise MiningError(f"partial result {str(path)!r} is unreadable: {exc}") from None
         if meta.get("format") != PARTIAL_FORMAT:
             raise MiningError(f"{str(path)!r} is not a mining partial result")
-        return cls(meta=meta, **{name: payload[name] for name in cls.TENSORS})
+        # A partial saved before the sample sketches has none (and another fingerprint).
+        return cls(meta=meta, **{name: payload[name] for name in cls.TENSORS if name in payload})
+
+    def sketches(self) -> dict[str, torch.Tensor]:
+        return {name: getattr(self, name) for name in self.SKETCHES}
+
+    @property
+    def sample_keys(self) -> list[tuple[int, int]]:
+        """The keys whose samples the sketches hold, in their order (0-based layers)."""
+        sampled = self.meta.get("fingerprint", {}).get("sample_keys", [])
+        return [(int(a), int(b)) for a, b in sampled]
 
     # Stats ------------------------------------------------------------------------
 
@@ -312,10 +340,36 @@ class Partial:
         return self.sum_fixed.double() / SUM_SCALE / max(int(self.n_positions), 1)
 
 
-def _fingerprint(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> dict[str, Any]:
+def samples_keys(
+    cfg: MineConfig, n_layers: int, d_ff: int, samples_on: bool | None = None
+) -> list[tuple[int, int]]:
+    """The keys a run draws samples below the top for (docs/evidence.md): the reported
+    keys, unless ``samples_on`` is False, or it is None (auto) and the run reports every
+    key or more than ``samples.MAX_SAMPLED_KEYS``."""
+    if samples_on is False:
+        return []
+    keys = resolve_keys(cfg, n_layers, d_ff)
+    if len(keys) > samples.MAX_SAMPLED_KEYS or (samples_on is None and cfg.all_keys):
+        if samples_on:
+            raise MiningError(
+                f"samples below the top are drawn for at most {samples.MAX_SAMPLED_KEYS} "
+                f"keys; this run reports {len(keys)}: mine without samples"
+            )
+        return []
+    return keys
+
+
+def _fingerprint(
+    loaded: LoadedModel,
+    store: CorpusStore,
+    cfg: MineConfig,
+    sample_keys_: Sequence[tuple[int, int]] = (),
+) -> dict[str, Any]:
     """What two partials must share to be merged (and what finalize and perturb re-run:
-    the coefficient mode)."""
+    the coefficient mode; the keys sampled below the top and the seed of their draw)."""
     return {
+        "sample_keys": [[int(a), int(b)] for a, b in sample_keys_],
+        "sample_seed": cfg.seed,
         "model": loaded.name,
         "model_type": loaded.model_type,
         "n_layers": loaded.n_layers,
@@ -451,6 +505,15 @@ class _StreamingMiner:
         dtype: torch.dtype = torch.float32,
     ) -> None:
         self.p = partial.to(device)
+        self.sketcher: samples.SampleSketcher | None = None
+        if partial.sample_keys:
+            self.sketcher = samples.SampleSketcher(
+                partial.sample_keys,
+                int(partial.meta["fingerprint"]["sample_seed"]),
+                partial.keys.shape[0],
+                self.p.sketches(),
+                device,
+            )
         self.causal = causal
         self.device = device
         n_layers, d_ff, keep_k = self.p.keys.shape
@@ -494,6 +557,8 @@ class _StreamingMiner:
     ) -> None:
         """sentences [batch]; ids [batch, pos] on the device; real [batch, pos] (numpy)."""
         self.p.n_positions += int(real.sum())
+        if self.sketcher is not None:
+            self.sketcher.begin_batch(sentences, real)
         if self.fused:
             hashes = (
                 prefix_hashes(ids).numpy() if self.causal else np.zeros(real.shape, dtype=np.int64)
@@ -542,6 +607,8 @@ class _StreamingMiner:
 
     def on_layer(self, layer: int, m: torch.Tensor) -> None:
         """The hook: m [batch, pos, d_ff], the ranked coefficients (see ``capture``)."""
+        if self.sketcher is not None:
+            self.sketcher.on_layer(layer, m)  # the sampled keys' columns, for end_batch
         if self.fused:
             assert self._kernel_batch is not None
             kernels.update_layer(
@@ -629,7 +696,14 @@ class _StreamingMiner:
             p.hashes[layer, touched] = hashes_
         self._update_floor(layer)
 
+    def end_batch(self) -> None:
+        """After a batch's forward: its candidates for the sample sketches."""
+        if self.sketcher is not None:
+            self.sketcher.end_batch()
+
     def flush(self) -> None:
+        if self.sketcher is not None:
+            self.sketcher.flush()
         for layer in range(self.n_layers):
             self._flush_stats(layer)
             self._flush_candidates(layer)
@@ -663,8 +737,12 @@ def mine_range(
     checkpoint_every: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    samples_on: bool | None = None,
 ) -> Partial:
     """Mine sentences [start, end) (block-aligned, see ``shard_ranges``).
+
+    The same pass draws the samples below the top of the keys ``samples_keys`` names
+    (``samples_on``: None for its default, False for none; docs/evidence.md).
 
     ``progress(sentences_done, tokens_done)`` is called after every batch with counts
     within this range (totals: ``end - start`` and ``store.tokens_in(start, end)``).
@@ -677,9 +755,10 @@ def mine_range(
     loaded.check_coefficient(cfg.coefficient)
     _check_range(store, start, end, cfg)
     plan = batch_plan(store, start, end, cfg)
+    sampled = samples_keys(cfg, loaded.n_layers, loaded.d_ff, samples_on)
     meta = {
         "format": PARTIAL_FORMAT,
-        "fingerprint": _fingerprint(loaded, store, cfg),
+        "fingerprint": _fingerprint(loaded, store, cfg, sampled),
         "ranges": [[start, end]],
         "n_batches": len(plan),
         "batches_done": 0,
@@ -693,7 +772,7 @@ def mine_range(
         if same == {k: meta[k] for k in same}:
             partial = previous
     if partial is None:
-        partial = Partial.empty(meta, loaded.n_layers, loaded.d_ff, cfg.keep_k)
+        partial = Partial.empty(meta, loaded.n_layers, loaded.d_ff, cfg.keep_k, len(sampled))
     if partial.complete:
         return partial
     every = checkpoint_every or cfg.checkpoint_every
@@ -717,6 +796,7 @@ def mine_range(
         # Hooks live only for this forward: callbacks below run without them.
         with torch.inference_mode(), loaded.capture(miner.on_layer, coefficient=cfg.coefficient):
             loaded.forward(ids, attention)
+            miner.end_batch()
         state["batches_done"] = index + 1
         state["sentences_done"] += int(sentences.size)
         state["tokens_done"] += int(present_np.sum())
@@ -773,6 +853,7 @@ def merge_partials(partials: Sequence[Partial]) -> Partial:
                 other.hashes[layer].reshape(-1),
                 dedup=causal,
             )
+    sketches = samples.merge_sketches([o.sketches() for o in partials])
     meta = dict(first.meta)
     meta.update(
         ranges=ranges,
@@ -791,4 +872,5 @@ def merge_partials(partials: Sequence[Partial]) -> Partial:
         max=torch.stack([o.max for o in partials]).amax(dim=0),
         hist=sum((o.hist for o in partials[1:]), first.hist.clone()),
         n_positions=sum((o.n_positions for o in partials[1:]), first.n_positions.clone()),
+        **sketches,
     )

@@ -278,6 +278,39 @@ class ReportStudySerializer(serializers.Serializer):
     top_k = serializers.IntegerField()
 
 
+@extend_schema_serializer(component_name="ReportScoreEstimate")
+class ScoreEstimateSerializer(serializers.Serializer):
+    mean = _num("The mean over patterns; null where none has this score.")
+    low = _num("The bootstrap 95% interval over keys.")
+    high = _num()
+
+
+@extend_schema_serializer(component_name="ReportScoreGroup")
+class ScoreGroupSerializer(serializers.Serializer):
+    n = serializers.IntegerField(help_text="Patterns with a score in this group.")
+    detection = ScoreEstimateSerializer()
+    embedding = ScoreEstimateSerializer()
+
+
+@extend_schema_serializer(component_name="ReportPatternScoresRow")
+class PatternScoresRowSerializer(serializers.Serializer):
+    written = ScoreGroupSerializer()
+    suggestion = ScoreGroupSerializer()
+    shuffled = ScoreGroupSerializer()
+
+
+@extend_schema_serializer(component_name="ReportPatternScoresLayer")
+class PatternScoresLayerSerializer(PatternScoresRowSerializer):
+    layer = serializers.IntegerField(help_text="From 1.")
+
+
+@extend_schema_serializer(component_name="ReportPatternScores")
+class PatternScoresSerializer(serializers.Serializer):
+    definition = serializers.CharField()
+    layers = PatternScoresLayerSerializer(many=True)
+    overall = PatternScoresRowSerializer()
+
+
 @extend_schema_serializer(component_name="ReportFilters")
 class ReportFiltersSerializer(serializers.Serializer):
     annotators = serializers.ListField(child=serializers.CharField(), allow_null=True)
@@ -304,6 +337,9 @@ class ReportApi(ReportsApi):
         )
         value_agreement_every_key = ValueAgreementEveryKeySerializer()
         perturbation = PerturbationSerializer()
+        pattern_scores = PatternScoresSerializer(
+            help_text="Held-out scores of written, accepted-suggestion and shuffled patterns."
+        )
 
     @extend_schema(parameters=[ReportQuerySerializer], responses={200: OutputSerializer, **_ERRORS})
     def get(self, request: Request, study_id: int) -> Response:

@@ -33,6 +33,15 @@ MAX_STUDY_NAME = 200
 MAX_STUDY_TEXT = 500
 # A token as a prefix holds it (annotate.models.TriggerPrefix).
 MAX_TOKEN = 200
+# Entries of a key's ``heldout_random`` or ``samples`` (mining stores 25 and 50; the
+# line's size bounds them too).
+MAX_KEY_EXAMPLES = 1_000
+# A sample's band: 1 (the lowest) to this (docs/evidence.md, "What is stored per sampled key").
+N_BANDS = 5
+SAMPLE_KINDS = ("band", "random")
+SOURCES = ("written", "suggestion")
+GOLD_SOURCES = ("written", "adopted")
+SCORE_NAMES = ("detection", "embedding", "shuffled_detection", "shuffled_embedding")
 
 ALWAYS = "always"
 IF_SET = "if set"  # written only where the value is not empty
@@ -122,6 +131,29 @@ LINE = Level(
             "the key's trigger examples (`prefixes[i]` below)",
             True,
             rule="1 to `top_k`, ranks from 1 without gaps",
+        ),
+        Field(
+            "heldout",
+            "list",
+            "the key's held-out examples, ranks `top_k`+1 … 2·`top_k` (`heldout[i]` below); "
+            "curators' and admins' only, never shown to an annotator",
+            rule="at most `top_k`; ranks from `top_k`+1 without gaps",
+        ),
+        Field(
+            "heldout_random",
+            "list",
+            "the key's held-out negatives: sentences drawn uniformly from the corpus "
+            "(`heldout_random[i]` below); curators' and admins' only",
+            rule=f"at most {MAX_KEY_EXAMPLES:,}",
+            hi=MAX_KEY_EXAMPLES,
+        ),
+        Field(
+            "samples",
+            "list",
+            "the key's samples below its top: bands 1 … 5, then the random ones "
+            "(`samples[i]` below)",
+            rule=f"at most {MAX_KEY_EXAMPLES:,}; no sentence in two of the key's sets",
+            hi=MAX_KEY_EXAMPLES,
         ),
         Field(
             "annotations",
@@ -445,7 +477,99 @@ PREFIX = Level(
             column="next_token_bytes",
             written=IF_SET,
         ),
+        Field(
+            "tokens",
+            "list",
+            "the token strings, decoded one by one: a causal model's prefix, an encoder's "
+            "whole sentence",
+            rule=f"strings of at most {MAX_TOKEN} characters; `[]` where not computed",
+            column="tokens",
+        ),
+        Field(
+            "token_coefficients",
+            "list",
+            "the key's memory coefficient at each of `tokens`",
+            rule="finite numbers, as many as `tokens`",
+            column="token_coefficients",
+        ),
     ),
+)
+
+# The fields of every stored example but the top-k's ``rank`` (docs/evidence.md).
+_EXAMPLE = tuple(f for f in PREFIX.fields if f.name != "rank")
+
+HELDOUT = Level(
+    "held-out example",
+    "heldout[i]",
+    (
+        Field(
+            "rank",
+            "integer",
+            "the example's rank, after the top-k",
+            True,
+            rule="`top_k`+1 to 2·`top_k`, once each",
+            column="rank",
+            lo=1,
+        ),
+        *_EXAMPLE,
+    ),
+)
+
+HELDOUT_RANDOM = Level("held-out random example", "heldout_random[i]", _EXAMPLE)
+
+SAMPLE = Level(
+    "sample",
+    "samples[i]",
+    (
+        Field(
+            "kind",
+            "string",
+            "`band` or `random`",
+            True,
+            rule="`band` or `random`; the bands first, by band",
+            column="kind",
+        ),
+        Field(
+            "band",
+            "integer or null",
+            "the band, 1 the lowest; null for a random sample",
+            True,
+            rule=f"1 to {N_BANDS} for a band sample, null for a random one",
+            column="band",
+            lo=1,
+            hi=N_BANDS,
+            nullable=True,
+        ),
+        Field(
+            "band_low",
+            "number or null",
+            "the band's lower bound (the band is (`band_low`, `band_high`]); null for a "
+            "random sample",
+            True,
+            rule="below `band_high`, and the `coefficient` between them (end points "
+            "included); null for a random sample",
+            column="band_low",
+            nullable=True,
+        ),
+        Field(
+            "band_high",
+            "number or null",
+            "the band's upper bound",
+            True,
+            rule="above `band_low`; null for a random sample",
+            column="band_high",
+            nullable=True,
+        ),
+        *_EXAMPLE,
+    ),
+)
+
+# A key's stored examples beyond its top-k: the line's field, its level, and the kind(s)
+# of ``annotate.models.KeyExample`` it holds.
+EXAMPLE_SETS = (
+    ("heldout", HELDOUT, ("heldout",)),
+    ("heldout_random", HELDOUT_RANDOM, ("heldout_random",)),
+    ("samples", SAMPLE, SAMPLE_KINDS),
 )
 
 _NOTE = Field(
@@ -580,6 +704,24 @@ _PATTERN_TIMES = (
     ),
 )
 
+_RULE = Field(
+    "rule",
+    "object or null",
+    'a shallow pattern\'s rule, `{"type": "token" | "ngram" | "suffix", "value": str}` '
+    '(docs/evidence.md, "Rules"), or null',
+    rule="null, or a valid rule on a `shallow` or `shallow+semantic` pattern",
+    column="rule",
+    nullable=True,
+)
+_SCORES = Field(
+    "scores",
+    "object",
+    "the held-out scores: `detection`, `embedding`, `shuffled_detection`, "
+    '`shuffled_embedding` (docs/evidence.md, "Scores")',
+    rule="`{}` until scored; else each of the four 0 to 1 or null",
+    column="scores",
+)
+
 PATTERN = Level(
     "pattern",
     "annotations[j].patterns[q]",
@@ -588,7 +730,16 @@ PATTERN = Level(
         _KIND,
         _PREFIX_RANKS,
         *_PATTERN_TIMES,
-        Field("source", "string", "how it was made", rule='`"written"`'),
+        Field(
+            "source",
+            "string",
+            "how it was made",
+            rule='`"written"` or `"suggestion"` (accepted from the machine\'s suggestions; '
+            "kept through edits)",
+            column="source",
+        ),
+        _RULE,
+        _SCORES,
     ),
 )
 
@@ -651,6 +802,8 @@ GOLD_PATTERN = Level(
             nullable=True,
         ),
         *_PATTERN_TIMES,
+        _RULE,
+        _SCORES,
     ),
 )
 
@@ -687,4 +840,17 @@ FLAG = Level(
     ),
 )
 
-LEVELS = (LINE, STUDY, KEY, PREFIX, ANNOTATION, PATTERN, GOLD, GOLD_PATTERN, FLAG)
+LEVELS = (
+    LINE,
+    STUDY,
+    KEY,
+    PREFIX,
+    HELDOUT,
+    HELDOUT_RANDOM,
+    SAMPLE,
+    ANNOTATION,
+    PATTERN,
+    GOLD,
+    GOLD_PATTERN,
+    FLAG,
+)

@@ -1,4 +1,4 @@
-"""The columns of the CSV and Parquet exports: three tables, each column with its
+"""The columns of the CSV and Parquet exports: four tables, each column with its
 Parquet type (CSV writes the same columns as text) and what it holds. The rows are the
 JSONL line's fields flattened (``reports.contract.records``); docs/data-format.md,
 "CSV and Parquet", says how."""
@@ -15,6 +15,9 @@ FLOAT64 = "float64"
 BOOL = "bool"
 TIME = "timestamp (UTC)"
 RANKS = "list of int32"
+# A list of texts or of numbers: a Parquet list, a JSON array in a CSV cell.
+STRINGS = "list of string"
+FLOATS = "list of float64"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class Table:
             BOOL: pa.bool_(),
             TIME: pa.timestamp("us", tz="UTC"),
             RANKS: pa.list_(pa.int32()),
+            STRINGS: pa.list_(pa.string()),
+            FLOATS: pa.list_(pa.float64()),
         }
         return pa.schema([(c.name, types[c.type]) for c in self.columns])
 
@@ -103,9 +108,15 @@ PATTERNS = Table(
         Column("prefix_ranks", RANKS, "the ranks it covers (`1;2;5` in CSV)"),
         Column("pattern_created_at", TIME, "when the pattern was written"),
         Column("pattern_updated_at", TIME, "when it last changed"),
-        Column("source", STRING, "`written` or `adopted`"),
+        Column("source", STRING, "`written` or `suggestion`; on a gold row `written` or `adopted`"),
         Column("source_annotator", STRING, "whose pattern a gold pattern adopted"),
         Column("source_pattern", INT32, "the adopted pattern's `pattern` number"),
+        Column("rule_type", STRING, "its rule's `type` (`token`, `ngram`, `suffix`); empty: none"),
+        Column("rule_value", STRING, "its rule's `value`"),
+        Column("detection", FLOAT64, "`scores.detection`; empty where not scored or null"),
+        Column("embedding", FLOAT64, "`scores.embedding`"),
+        Column("shuffled_detection", FLOAT64, "`scores.shuffled_detection`"),
+        Column("shuffled_embedding", FLOAT64, "`scores.shuffled_embedding`"),
     ),
 )
 
@@ -121,4 +132,28 @@ FLAGS = Table(
     ),
 )
 
-TABLES = (LABELS, PATTERNS, FLAGS)
+EXAMPLES = Table(
+    "examples",
+    "one row per stored example of a key: its top-k (`prefixes`), then `heldout`, "
+    "`heldout_random` and `samples`, in the JSONL's order",
+    (
+        *_KEY_COLUMNS,
+        Column("set", STRING, "`prefixes`, `heldout`, `heldout_random` or `samples`"),
+        Column("rank", INT32, "the rank (top-k and held-out examples; empty otherwise)"),
+        Column("kind", STRING, "a sample's `band` or `random` (empty otherwise)"),
+        Column("band", INT32, "a band sample's band, 1 the lowest"),
+        Column("band_low", FLOAT64, "its lower bound"),
+        Column("band_high", FLOAT64, "its upper bound"),
+        Column("coefficient", FLOAT64, "its memory coefficient"),
+        Column("text", STRING, "the prefix"),
+        Column("trigger_token", STRING, "its last token"),
+        Column("next_token", STRING, "the token after it"),
+        Column("sentence", STRING, "the sentence"),
+        Column("sentence_index", INT64, "the sentence's place in the corpus"),
+        Column("position", INT32, "the trigger token's place in the sentence"),
+        Column("tokens", STRINGS, "the token strings (a JSON array in CSV)"),
+        Column("token_coefficients", FLOATS, "the coefficient at each token (a JSON array in CSV)"),
+    ),
+)
+
+TABLES = (LABELS, PATTERNS, FLAGS, EXAMPLES)

@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from annotate.evidence.rules import RuleError, validate_rule
 from annotate.labels import LABELS, label_for_kinds
 from annotate.limits import MAX_ANNOTATORS_PER_KEY, MAX_PATTERNS_PER_ANNOTATION
 from annotate.models import Annotation, GoldPattern, KeyFlag, Pattern
@@ -19,6 +20,7 @@ from ..contract.records import (
     GOLD,
     GOLD_PATTERN,
     MAX_INT,
+    SCORE_NAMES,
 )
 from .fields import (
     _FLAG_OPTIONAL,
@@ -53,6 +55,8 @@ from .messages import (
     PATTERN_RANK_REPEATED,
     PATTERN_RANK_UNKNOWN,
     PATTERN_TOO_FEW,
+    RULE_ON_SEMANTIC,
+    SCORE_NOT_UNIT,
     SOURCE_ANNOTATOR_NOT_HERE,
     SOURCE_OF_WRITTEN,
     SOURCE_PATTERN_NEEDS_ANNOTATOR,
@@ -134,8 +138,35 @@ def _patterns(
             kinds.setdefault(r, set()).add(kind)
         normal = {"description": description, "kind": kind, "prefix_ranks": sorted(covered)}
         _times(pattern, normal, ppath)
+        _evidence(pattern, normal, ppath)
         out.append((pattern, normal))
     return out, kinds
+
+
+def _evidence(pattern: dict[str, Any], out: dict[str, Any], path: str) -> None:
+    """A pattern's ``rule`` (null, or one ``validate_rule`` takes, on a pattern with a
+    shallow side: as the pattern editor takes it) and ``scores`` ({} or the four held-out
+    scores, each from 0 to 1 or null), where the line has them."""
+    if "rule" in pattern:
+        try:
+            rule = validate_rule(pattern["rule"])
+        except RuleError as exc:
+            raise _LineError(f"{path}.rule", str(exc)) from None
+        if rule is not None and out["kind"] == Pattern.Kind.SEMANTIC:
+            raise _LineError(f"{path}.rule", RULE_ON_SEMANTIC)
+        out["rule"] = rule
+    if "scores" in pattern:
+        scores = _object(pattern["scores"], f"{path}.scores", set(), set(SCORE_NAMES))
+        for name, value in scores.items():
+            if value is not None and (
+                type(value) not in (int, float) or not 0 <= value <= 1  # NaN fails too
+            ):
+                raise _LineError(f"{path}.scores.{name}", SCORE_NOT_UNIT)
+        out["scores"] = {
+            name: None if scores[name] is None else float(scores[name])
+            for name in SCORE_NAMES
+            if name in scores
+        }
 
 
 # The label of every set of kinds that can cover a prefix (``label_for_kinds``), looked

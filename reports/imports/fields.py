@@ -18,10 +18,13 @@ from ..contract.records import (
     FLAG,
     GOLD,
     GOLD_PATTERN,
+    HELDOUT,
+    HELDOUT_RANDOM,
     KEY,
     MAX_INT,
     PATTERN,
     PREFIX,
+    SAMPLE,
     STUDY,
     Field,
 )
@@ -54,6 +57,12 @@ _PREFIX_STRINGS = {
 _STUDY_ADDITIVE = STUDY.additive
 _KEY_ADDITIVE = KEY.additive
 _PREFIX_ADDITIVE = PREFIX.additive
+# A key's other stored examples (docs/evidence.md): each entry's fields as a prefix's.
+_EXAMPLE_FIELDS = {
+    "heldout": (HELDOUT.required, HELDOUT.additive),
+    "heldout_random": (HELDOUT_RANDOM.required, HELDOUT_RANDOM.additive),
+    "samples": (SAMPLE.required, SAMPLE.additive),
+}
 _HEX_BYTES = re.compile(r"(?:[0-9a-f]{2}){0,100}")
 _ANNOTATION_ADDITIVE = ANNOTATION.additive
 _PATTERN_ADDITIVE = PATTERN.additive

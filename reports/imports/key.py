@@ -1,5 +1,6 @@
 """A line's ``key`` and each of its ``prefixes``: their additive fields (token ids, the
-key's statistics, histogram and perturbation, the trigger's span, token bytes)."""
+key's statistics, histogram and perturbation, the trigger's span, token bytes, the
+per-token coefficients)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,15 @@ from annotate.imports import (
 
 from ..contract.records import (
     MAX_INT,
+    MAX_TOKEN,
 )
 from ..stats.perturbation import PERTURBATIONS
 from .fields import (
     _HEX_BYTES,
     _NEXT_TOKEN_ID,
+    _POSITION,
+    _PREFIX_STRINGS,
+    _SENTENCE_INDEX,
     _TRIGGER_TOKEN_ID,
     _float,
     _int,
@@ -31,9 +36,12 @@ from .messages import (
     HISTOGRAM_EDGES,
     NEXT_ID_NOT_UNKNOWN,
     NEXT_ID_UNKNOWN,
+    NOT_NUMBER,
     NOT_NUMBER_OR_NULL,
     NOT_OBJECT,
     TOKEN_BYTES_NOT_HEX,
+    TOKEN_COUNT,
+    TOKENS_PAIR,
     TRIGGER_SPAN_PAIR,
     TRIGGER_SPAN_RANGE,
     VALUE_IDS_COUNT,
@@ -100,6 +108,29 @@ def _key_additive(key: dict[str, Any], out: dict[str, Any]) -> None:
         out["perturbation"] = _perturbation(key["perturbation"])
 
 
+def _example(example: dict[str, Any], path: str) -> dict[str, Any]:
+    """The fields that every stored example has (a prefix of the top-k, a held-out one, a
+    sample: ``reports.contract.records``), checked, with the additive ones it has; its
+    ``rank`` (or ``kind`` and band) is its caller's."""
+    out = {
+        "coefficient": _float(example["coefficient"], f"{path}.coefficient"),
+        **{
+            name: (
+                None
+                if name == "next_token" and example[name] is None
+                else _str(example[name], f"{path}.{name}", max_len)
+            )
+            for name, max_len in _PREFIX_STRINGS.items()
+        },
+        "sentence_index": _int(
+            example["sentence_index"], f"{path}.sentence_index", *_SENTENCE_INDEX
+        ),
+        "position": _int(example["position"], f"{path}.position", *_POSITION),
+    }
+    _prefix_additive(example, out, path)
+    return out
+
+
 def _prefix_additive(prefix: dict[str, Any], out: dict[str, Any], path: str) -> None:
     """The prefix's additive fields that the line has, checked, into ``out``: token ids
     (-1: none, or the end of the sentence for the next token; -2: the next token is
@@ -132,3 +163,52 @@ def _prefix_additive(prefix: dict[str, Any], out: dict[str, Any], path: str) -> 
             if not _HEX_BYTES.fullmatch(value):
                 raise _LineError(f"{path}.{name}", TOKEN_BYTES_NOT_HEX)
             out[name] = value
+    _token_lists(prefix, out, path)
+
+
+def _token_lists(example: dict[str, Any], out: dict[str, Any], path: str) -> None:
+    """An example's ``tokens`` and ``token_coefficients`` (both or neither): token strings
+    as a prefix's trigger token is checked, finite coefficients, one per token. Checked
+    list-wide first (a few thousand tokens a line); the entry at fault is looked for only
+    when a check fails."""
+    has_tokens, has_coefficients = "tokens" in example, "token_coefficients" in example
+    if not has_tokens and not has_coefficients:
+        return
+    if not has_tokens or not has_coefficients:
+        raise _LineError(f"{path}.{'token_coefficients' if has_tokens else 'tokens'}", TOKENS_PAIR)
+    tokens = _list(example["tokens"], f"{path}.tokens")
+    coefficients = _list(example["token_coefficients"], f"{path}.token_coefficients")
+    if not all(type(t) is str for t in tokens) or not _plain_text("".join(tokens)):
+        for i, token in enumerate(tokens):
+            _str(token, f"{path}.tokens[{i}]", MAX_TOKEN)
+    if any(len(t) > MAX_TOKEN for t in tokens):
+        i = next(i for i, t in enumerate(tokens) if len(t) > MAX_TOKEN)
+        _str(tokens[i], f"{path}.tokens[{i}]", MAX_TOKEN)
+    if not all(type(x) is float or type(x) is int for x in coefficients) or not all(
+        map(math.isfinite, coefficients)
+    ):
+        i = next(
+            i
+            for i, x in enumerate(coefficients)
+            if not (type(x) is float or type(x) is int) or not math.isfinite(x)
+        )
+        raise _LineError(f"{path}.token_coefficients[{i}]", NOT_NUMBER)
+    if len(coefficients) != len(tokens):
+        raise _LineError(
+            f"{path}.token_coefficients", TOKEN_COUNT.format(n=len(tokens), m=len(coefficients))
+        )
+    out["tokens"] = tokens
+    out["token_coefficients"] = [float(x) for x in coefficients]
+
+
+def _plain_text(text: str) -> bool:
+    """Whether ``text`` is what a text column stores: no NUL, no lone surrogate."""
+    if "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotate.limits import MAX_ANNOTATORS_PER_KEY
-from annotate.models import Annotation, GoldPattern
+from annotate.models import Annotation, Pattern
 
 from ..contract.records import (
     ANNOTATION,
@@ -16,16 +16,14 @@ from ..contract.records import (
     SCHEMA,
 )
 from .annotations import _annotation_additive, _annotation_more, _flags, _gold, _labels, _patterns
+from .examples import _examples
 from .fields import (
     _ANNOTATION_ADDITIVE,
     _INDEX,
     _KEY_ADDITIVE,
     _LAYER,
     _PATTERN_ADDITIVE,
-    _POSITION,
     _PREFIX_ADDITIVE,
-    _PREFIX_STRINGS,
-    _SENTENCE_INDEX,
     _float,
     _int,
     _LineError,
@@ -34,7 +32,7 @@ from .fields import (
     _str,
     _username_of,
 )
-from .key import _key_additive, _prefix_additive
+from .key import _example, _key_additive
 from .messages import (
     ANNOTATOR_TWICE,
     INDEX_NOT_BELOW_D_FF,
@@ -45,7 +43,7 @@ from .messages import (
     RANK_REPEATED,
     RANKS_NOT_CONTIGUOUS,
     SCHEMA_WRONG,
-    SOURCE_NOT_WRITTEN,
+    SOURCE_NOT_ANNOTATORS,
     STATUS_UNKNOWN,
     TOO_MANY_ANNOTATIONS,
     TOO_MANY_PREFIXES,
@@ -95,29 +93,12 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
         if rank in seen_ranks:
             raise _LineError(f"{path}.rank", RANK_REPEATED.format(rank=rank))
         seen_ranks.add(rank)
-        prefixes.append(
-            {
-                "rank": rank,
-                "coefficient": _float(prefix["coefficient"], f"{path}.coefficient"),
-                **{
-                    name: (
-                        None
-                        if name == "next_token" and prefix[name] is None
-                        else _str(prefix[name], f"{path}.{name}", max_len)
-                    )
-                    for name, max_len in _PREFIX_STRINGS.items()
-                },
-                "sentence_index": _int(
-                    prefix["sentence_index"], f"{path}.sentence_index", *_SENTENCE_INDEX
-                ),
-                "position": _int(prefix["position"], f"{path}.position", *_POSITION),
-            }
-        )
-        _prefix_additive(prefix, prefixes[-1], path)
+        prefixes.append({"rank": rank, **_example(prefix, path)})
     if not prefixes:
         raise _LineError("prefixes", NO_PREFIXES)
     if seen_ranks != set(range(1, len(prefixes) + 1)):
         raise _LineError("prefixes", RANKS_NOT_CONTIGUOUS)
+    examples = _examples(obj, top_k, prefixes)  # before the sort: the file's places
     prefixes.sort(key=lambda x: x["rank"])
     ranks: list[int] = [x["rank"] for x in prefixes]
 
@@ -140,9 +121,11 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
         patterns, kinds = _patterns(
             ann["patterns"], f"{path}.patterns", seen_ranks, PATTERN.required, _PATTERN_ADDITIVE
         )
-        for q, (pattern, _) in enumerate(patterns):
-            if "source" in pattern and pattern["source"] != GoldPattern.Source.WRITTEN:
-                raise _LineError(f"{path}.patterns[{q}].source", SOURCE_NOT_WRITTEN)
+        for q, (pattern, normal) in enumerate(patterns):
+            source = pattern.get("source", Pattern.Source.WRITTEN)
+            if source not in Pattern.Source.values:
+                raise _LineError(f"{path}.patterns[{q}].source", SOURCE_NOT_ANNOTATORS)
+            normal["source"] = source
         _labels(ann["labels"], f"{path}.labels", ranks, kinds)
         annotations.append(
             {"annotator": name, "status": status, "patterns": [p for _, p in patterns]}
@@ -155,6 +138,7 @@ def _validate_record(obj: Any, headers: _Headers) -> dict[str, Any]:
         "study": header,
         "key": key_out,
         "prefixes": prefixes,
+        **examples,
         "annotations": annotations,
         "gold": gold,
         "flags": _flags(obj.get("flags", [])),

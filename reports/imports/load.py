@@ -12,6 +12,7 @@ from annotate.imports import (
     study_create_imported,
 )
 from annotate.models import Study
+from annotate.services.scores import scores_queue
 
 from .messages import STUDY_NAME_INVALID, STUDY_NAME_TAKEN
 from .records import _validate_file, _validated_records
@@ -51,7 +52,7 @@ def study_import(
         )
     file.seek(0)
     header = summary.header
-    return study_create_imported(
+    result = study_create_imported(
         header=ImportedStudy(
             name=name,
             model=header["model"],
@@ -70,3 +71,6 @@ def study_import(
         live=live,
         assign=assign,
     )
+    # The imported patterns' held-out scores (docs/evidence.md), once the import commits.
+    scores_queue(study_id=result.study.pk)
+    return result

@@ -82,7 +82,7 @@ NOT_TIME_OR_NULL = f"{NOT_TIME} or null"
 UPDATED_BEFORE_CREATED = "must not be before created_at"
 NOT_NEGATIVE_NUMBER = "must be a finite number, 0 or more"
 NOT_INT_OR_NULL = "must be an integer from 1, or null"
-SOURCE_NOT_WRITTEN = "an annotator's pattern must be 'written'"
+SOURCE_NOT_ANNOTATORS = "an annotator's pattern must be 'written' or 'suggestion'"
 SOURCE_UNKNOWN = "must be 'written' or 'adopted'"
 SOURCE_OF_WRITTEN = "only an adopted pattern has a source (must be null)"
 SOURCE_PATTERN_NEEDS_ANNOTATOR = "needs source_annotator, one of this key's annotators"
@@ -92,3 +92,22 @@ FLAG_REASON_UNKNOWN = "must be one of " + ", ".join(repr(r) for r in KeyFlag.Rea
 FLAG_TWICE = "{name!r} flags this key twice (one flag per annotator and key)"
 TOO_MANY_FLAGS = f"at most {MAX_ANNOTATORS_PER_KEY} flags per key, got {{n}}"
 TOKEN_BYTES_NOT_HEX = "must be the token's bytes as lowercase hex (two digits a byte, at most 200)"
+# Evidence beyond the top-k (docs/evidence.md)
+TOKENS_PAIR = "tokens and token_coefficients go together: both lists, or neither"
+TOKEN_COUNT = "one coefficient per token: expected {n}, got {m}"
+TOO_MANY_HELDOUT = "at most top_k ({top_k}) held-out examples, got {n}"
+HELDOUT_RANK_RANGE = "must be between top_k+1 ({lo}) and 2·top_k ({hi})"
+HELDOUT_RANKS_NOT_CONTIGUOUS = "held-out ranks must run from top_k+1 ({lo}) without gaps"
+TOO_MANY_EXAMPLES = "at most {n} entries, got {m}"
+SAMPLE_KIND_UNKNOWN = "must be 'band' or 'random'"
+BAND_NOT_BELOW = "must be below band_high ({high})"
+NOT_IN_BAND = (
+    "a band sample's coefficient lies in its band, from band_low ({low}) to band_high ({high})"
+)
+RANDOM_HAS_BAND = "a random sample has no band: must be null"
+SENTENCE_TWICE = (
+    "sentence {index} is already at {where} (a set holds a sentence once; a sample is never "
+    "a top-k sentence, a held-out one never a visible one)"
+)
+RULE_ON_SEMANTIC = "a rule goes only on a shallow or shallow+semantic pattern"
+SCORE_NOT_UNIT = "must be a number from 0 to 1, or null"

@@ -1,10 +1,11 @@
 """The study's keys as export records (``reports.contract.records``), a chunk of keys at a
-time: the key, its prefixes, annotations, gold annotation and flags."""
+time: the key, its prefixes, its other stored examples (held-out sets and samples),
+annotations, gold annotation and flags."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC
 from typing import Any
 
@@ -17,6 +18,7 @@ from annotate.models import (
     Annotation,
     GoldAnnotation,
     GoldPattern,
+    KeyExample,
     KeyFlag,
     Pattern,
     Study,
@@ -24,24 +26,72 @@ from annotate.models import (
 )
 from annotate.selectors.annotations import PatternView
 
-from ..contract.records import ALWAYS, IF_SET, KEY, PATTERN, PREFIX
+from ..contract.records import EXAMPLE_SETS, IF_SET, KEY, PREFIX, SAMPLE, Level
 from .report_filter import _keys
 
-EXPORT_CHUNK = 500
+# Keys a chunk holds. A mined key carries 125 stored examples with their per-token
+# coefficients (docs/evidence.md); at 500 keys a chunk took the JSONL export's peak RSS to
+# about 500 MiB, at 100 to about 170 MiB, at the same speed (bench/reports.py --examples).
+EXPORT_CHUNK = 100
 # An export record's key and prefixes are their columns under the fields' names, as the
 # contract declares them (``reports.contract.records``; ``reports.imports`` reads them).
-_PREFIX_COLUMNS = PREFIX.columns(written=ALWAYS)
-_PREFIX_ALWAYS = PREFIX.column_fields(written=ALWAYS)
-_N_PREFIX_ALWAYS = len(_PREFIX_ALWAYS)
-# Written only where a prefix has them (a token that is part of a multi-byte character),
-# so that a study without them exports as before.
-EXPORT_PREFIX_FIELDS_IF_SET = PREFIX.column_fields(written=IF_SET)
+_PREFIX_COLUMNS = PREFIX.columns()
+# Every column a stored example beyond the top-k is read from (``KeyExample``): a
+# sample's, and a held-out example's rank.
+_EXAMPLE_COLUMNS = ("rank", *SAMPLE.columns())
 # And every column of an annotation and of a pattern (its order is the list's order; its
 # client_id, the browser's token for a retried write, is no data of the annotation).
 EXPORT_ANNOTATION_FIELDS = ("note", "version", "created_at", "updated_at", "submitted_at")
-EXPORT_PATTERN_FIELDS = tuple(f for f in PATTERN.column_fields() if f in PATTERN.additive)
-# An annotator's pattern is always written by them (a gold pattern may be adopted).
-PATTERN_SOURCE_WRITTEN = "written"
+EXPORT_PATTERN_TIMES = ("created_at", "updated_at")
+# A pattern's evidence columns (docs/evidence.md): "written" or "suggestion" (a gold
+# pattern: "written" or "adopted"), its rule (null or {type, value}), its scores ({}
+# until scored), written as stored.
+EXPORT_PATTERN_EVIDENCE = ("source", "rule", "scores")
+
+
+def _record_maker(
+    level: Level, columns: Sequence[str]
+) -> Callable[[Sequence[Any]], dict[str, Any]]:
+    """A function from a row of ``columns`` to the level's object: its column fields in
+    the contract's order, those written only where set (a token's bytes) left out where
+    empty, so that a study without them exports as before."""
+    place = {name: i for i, name in enumerate(columns)}
+    fields = tuple(
+        (name, place[column], level[name].written == IF_SET)
+        for name, column in zip(level.column_fields(), level.columns(), strict=True)
+    )
+
+    def make(row: Sequence[Any]) -> dict[str, Any]:
+        return {name: row[i] for name, i, if_set in fields if not if_set or row[i]}
+
+    return make
+
+
+_prefix_record = _record_maker(PREFIX, _PREFIX_COLUMNS)
+# The line's list of each kind of ``KeyExample`` and the maker of its objects.
+_EXAMPLE_LISTS = {
+    kind: (name, _record_maker(level, _EXAMPLE_COLUMNS))
+    for name, level, kinds in EXAMPLE_SETS
+    for kind in kinds
+}
+
+
+def _example_records(ids: list[int]) -> dict[int, dict[str, list[dict[str, Any]]]]:
+    """The stored examples beyond the top-k of the keys ``ids`` as export objects, by key
+    id and the line's list (``heldout``, ``heldout_random``, ``samples``): one query.
+    Held-out ones by rank (their order), the samples by band (1 first) and draw, the
+    random ones after the bands."""
+    out: dict[int, dict[str, list[dict[str, Any]]]] = defaultdict(
+        lambda: {name: [] for name, _, _ in EXAMPLE_SETS}
+    )
+    for key_id, kind, *values in (
+        KeyExample.objects.filter(key_id__in=ids)
+        .order_by("key_id", "kind", "band", "order")
+        .values_list("key_id", "kind", *_EXAMPLE_COLUMNS)
+    ):
+        name, make = _EXAMPLE_LISTS[kind]
+        out[key_id][name].append(make(values))
+    return out
 
 
 def export_time(value: Any) -> str | None:
@@ -147,6 +197,8 @@ def _gold_records(
         source_annotator,
         created_at,
         updated_at,
+        rule,
+        scores,
     ) in (
         GoldPattern.objects.filter(gold__key_id__in=ids)
         .order_by("gold_id", "order", "id")
@@ -161,6 +213,8 @@ def _gold_records(
             "source_annotator__username",
             "created_at",
             "updated_at",
+            "rule",
+            "scores",
         )
     ):
         views[gold_id].append(_export_pattern_view(pattern_id, description, kind, order, covered))
@@ -176,6 +230,8 @@ def _gold_records(
                 ),
                 "created_at": export_time(created_at),
                 "updated_at": export_time(updated_at),
+                "rule": rule,
+                "scores": scores,
             }
         )
     out: dict[int, dict[str, Any]] = {}
@@ -211,8 +267,9 @@ def export_chunks(
     *, study: Study, layers: Sequence[int] | None = None, chunk_size: int = EXPORT_CHUNK
 ) -> Iterator[list[dict[str, Any]]]:
     """The study's keys in (layer, index) order as export records, ``chunk_size`` keys
-    at a time: nine queries per chunk (keys, prefixes, annotations, patterns, covered
-    ranks; golds, their patterns and ranks; flags), and only one chunk in memory. Keys are
+    at a time: ten queries per chunk (keys, prefixes, the other stored examples,
+    annotations, patterns, covered ranks; golds, their patterns and ranks; flags), and
+    only one chunk in memory. Keys are
     paged by (layer, index), not by offset, so a page costs the same at the end of a
     large study as at its start. Check annotations (``is_check``) are exported like the
     others, with ``check`` true (the reports leave them out)."""
@@ -234,20 +291,10 @@ def export_chunks(
         for key_id, *values in (
             TriggerPrefix.objects.filter(key_id__in=ids)
             .order_by("key_id", "rank")
-            .values_list("key_id", *_PREFIX_COLUMNS, *PREFIX.columns(written=IF_SET))
+            .values_list("key_id", *_PREFIX_COLUMNS)
         ):
-            prefixes[key_id].append(
-                {
-                    **dict(zip(_PREFIX_ALWAYS, values[:_N_PREFIX_ALWAYS], strict=True)),
-                    **{
-                        name: value
-                        for name, value in zip(
-                            EXPORT_PREFIX_FIELDS_IF_SET, values[_N_PREFIX_ALWAYS:], strict=True
-                        )
-                        if value
-                    },
-                }
-            )
+            prefixes[key_id].append(_prefix_record(values))
+        examples = _example_records(ids)
         annotations = list(
             Annotation.objects.filter(key_id__in=ids)
             .order_by("key_id", "annotator__username")
@@ -268,11 +315,17 @@ def export_chunks(
         pattern_times: dict[int, list[dict[str, Any]]] = defaultdict(list)
         # An annotator's pattern: its annotator and its place in the exported list.
         pattern_place: dict[int, tuple[int, str, int]] = {}
-        for pattern_id, annotation_id, description, kind, order, *times in (
+        for pattern_id, annotation_id, description, kind, order, created, updated, *evidence in (
             Pattern.objects.filter(annotation__key_id__in=ids)
             .order_by("annotation_id", "order", "id")
             .values_list(
-                "id", "annotation_id", "description", "kind", "order", *EXPORT_PATTERN_FIELDS
+                "id",
+                "annotation_id",
+                "description",
+                "kind",
+                "order",
+                *EXPORT_PATTERN_TIMES,
+                *EXPORT_PATTERN_EVIDENCE,
             )
         ):
             pattern_place[pattern_id] = (*owner_of[annotation_id], len(patterns[annotation_id]))
@@ -281,11 +334,9 @@ def export_chunks(
             )
             pattern_times[annotation_id].append(
                 {
-                    **{
-                        name: export_time(t)
-                        for name, t in zip(EXPORT_PATTERN_FIELDS, times, strict=True)
-                    },
-                    "source": PATTERN_SOURCE_WRITTEN,
+                    "created_at": export_time(created),
+                    "updated_at": export_time(updated),
+                    **dict(zip(EXPORT_PATTERN_EVIDENCE, evidence, strict=True)),
                 }
             )
         golds = _gold_records(ids, prefixes, pattern_place)
@@ -334,6 +385,7 @@ def export_chunks(
             {
                 "key": dict(zip(KEY.column_fields(), values, strict=True)),
                 "prefixes": prefixes[key_id],
+                **examples[key_id],
                 "annotations": by_key[key_id],
                 "gold": golds.get(key_id),
                 "flags": flags.get(key_id, []),

@@ -386,7 +386,8 @@ def test_every_api_endpoint_is_in_the_schema(api_client):
         "/api/" + str(p.pattern).replace("<int:", "{").replace(">", "}")
         for p in get_resolver("annotate.urls").url_patterns
     }
-    assert len(routes) == 36  # with review (8), guidelines (3) and the key flag (1)
+    # with review (8), guidelines (3), the key flag (1) and suggestions (3)
+    assert len(routes) == 39
     assert routes <= set(paths)
 
 

@@ -198,6 +198,8 @@ def test_the_key_detail_says_the_guideline_version_and_whether_it_was_acknowledg
         "id": study.pk,
         "guideline_version": None,
         "guidelines_acknowledged": False,
+        "suggestions_enabled": True,
+        "show_scores": False,
     }
     _publish(carol, study)
     assert client.get(f"/api/keys/{key.pk}/").json()["study"]["guideline_version"] == 1
@@ -207,6 +209,8 @@ def test_the_key_detail_says_the_guideline_version_and_whether_it_was_acknowledg
         "id": study.pk,
         "guideline_version": 1,
         "guidelines_acknowledged": True,
+        "suggestions_enabled": True,
+        "show_scores": False,
     }
     _publish(carol, study)
     detail = client.get(f"/api/keys/{key.pk}/").json()
@@ -303,7 +307,7 @@ def test_guidelines_cost_the_key_detail_and_the_writes_no_query(carol, alice, st
         client.get(f"/api/keys/{key.pk}/")
     with CaptureQueriesContext(connection) as save_after:
         assert _save_note(alice, key, "b", version).status_code == 200
-    assert len(after.captured_queries) == len(before.captured_queries) == 6
+    assert len(after.captured_queries) == len(before.captured_queries) == 7
     assert len(save_after.captured_queries) == len(save_before.captured_queries)
 
 

@@ -25,6 +25,7 @@ from tests.factories import (
     BatchFactory,
     StudyFactory,
     assigned_batch,
+    key_examples,
 )
 
 pytestmark = pytest.mark.django_db
@@ -107,6 +108,8 @@ def test_key_detail_shows_the_prefixes_and_my_annotation_not_started(alice, key)
         "trigger_end",
         "trigger_token_bytes",
         "next_token_bytes",
+        "tokens",
+        "token_coefficients",
     }
     assert (first["trigger_start"], first["trigger_end"]) == (None, None)  # none in the factory
     assert (first["trigger_token_bytes"], first["next_token_bytes"]) == ("", "")
@@ -579,13 +582,15 @@ def _annotated_key(user, n_prefixes: int, n_patterns: int):
     return client, key, version
 
 
-def test_key_detail_costs_six_queries_for_5_or_25_prefixes(alice):
+def test_key_detail_costs_seven_queries_for_5_or_25_prefixes(alice):
     client, small, _ = _annotated_key(alice, n_prefixes=5, n_patterns=1)
     _, large, _ = _annotated_key(alice, n_prefixes=25, n_patterns=8)
+    key_examples(large)
     few = _count(client, f"/api/keys/{small.pk}/")
     many = _count(client, f"/api/keys/{large.pk}/")
-    # session, user + role, key + study, prefixes, my annotation, its patterns + ranks
-    assert few == many == 6
+    # session, user + role, key + study, prefixes, samples, my annotation, its patterns +
+    # ranks
+    assert few == many == 7
 
 
 def test_opening_a_key_the_first_time_costs_a_fixed_number_of_queries(alice):
@@ -594,9 +599,9 @@ def test_opening_a_key_the_first_time_costs_a_fixed_number_of_queries(alice):
     client = client_for(alice)
     few = _queries(client, "get", f"/api/keys/{small.pk}/")
     many = _queries(client, "get", f"/api/keys/{large.pk}/")
-    # session, user (with its role), the key with its study, its prefixes, my annotation
-    # (none yet): opening a key writes nothing
-    assert len(few) == len(many) == 5
+    # session, user (with its role), the key with its study, its prefixes, its samples, my
+    # annotation (none yet): opening a key writes nothing
+    assert len(few) == len(many) == 6
     assert not any(sql.startswith(("INSERT", "UPDATE")) for sql in many), many
 
 
@@ -641,13 +646,27 @@ def _serialized(serializer) -> object:
 
 def test_the_key_screen_and_every_write_answer_what_the_serializers_make(alice, key):
     key.value_top_tokens = [["Paris", 0.5], [" France", 0.25]]
+    key.histogram = {"edges": [0.0, 1.0, 2.0], "counts": [7, 3]}
+    key.max_coefficient, key.density = 2.0, 0.25
     key.save()
+    key.prefixes.filter(rank=1).update(tokens=["The", " cat"], token_coefficients=[0.5, -1.5])
+    samples = key_examples(key)
     key.study.show_value_tokens = True
+    key.study.show_scores = True
     key.study.save()
     client = client_for(alice)
     version = _open(client, key)["annotation"]["version"]
     answers = [_pattern(client, key, version, client_id=str(uuid.uuid4())).json()]
-    answers.append(_pattern(client, key, answers[-1]["version"], ranks=[3, 4, 9]).json())
+    answers.append(
+        _pattern(
+            client,
+            key,
+            answers[-1]["version"],
+            ranks=[3, 4, 9],
+            rule={"type": "token", "value": "t3"},
+        ).json()
+    )
+    Pattern.objects.filter(annotation__key=key).update(scores={"detection": 0.75, "embedding": 0.5})
     answers.append(
         client.post(
             f"/api/keys/{key.pk}/submit/", {"version": answers[-1]["version"]}, format="json"
@@ -658,6 +677,8 @@ def test_the_key_screen_and_every_write_answer_what_the_serializers_make(alice, 
     state = AnnotationStateSerializer(annotation_view(annotation=annotation))
     assert answers[-1] == _serialized(state)
     assert len(answers[-1]["patterns"]) == 2
+    assert answers[-1]["patterns"][1]["rule"] == {"type": "token", "value": "t3"}
+    assert answers[-1]["patterns"][1]["scores"]["detection"] == 0.75
 
     detail = KeyDetailApi.OutputSerializer(
         {
@@ -672,11 +693,17 @@ def test_the_key_screen_and_every_write_answer_what_the_serializers_make(alice, 
                 {"token": " France", "probability": 0.25},
             ],
             "prefixes": key.prefixes.order_by("rank"),
+            "max_coefficient": 2.0,
+            "density": 0.25,
+            "histogram": {"edges": [0.0, 1.0, 2.0], "counts": [7, 3]},
+            "samples": [*samples["band"], *samples["random"]],
             "annotation": annotation_view(annotation=annotation),
             "study": {
                 "id": key.study_id,
                 "guideline_version": None,
                 "guidelines_acknowledged": False,
+                "suggestions_enabled": True,
+                "show_scores": True,
             },
             "assignment_id": key.batches.get().assignments.get(annotator=alice).pk,
         }

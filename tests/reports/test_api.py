@@ -199,7 +199,7 @@ def test_the_export_streams_each_format(hand_study, carol):
     assert csv.streaming and csv["Content-Type"] == "application/zip"
     assert csv["Content-Disposition"] == 'attachment; filename="hand-study.csv.zip"'
     tables = _unzip(_body(csv))
-    assert list(tables) == ["labels.csv", "patterns.csv", "flags.csv"]
+    assert list(tables) == ["labels.csv", "patterns.csv", "flags.csv", "examples.csv"]
     assert tables["labels.csv"].decode().count("\n") == 1 + 20
     assert tables["patterns.csv"].decode().count("\n") == 1 + 5  # 4 patterns, 1 empty
     parquet = client.get(f"/api/studies/{hand_study.pk}/export", {"format": "parquet"})

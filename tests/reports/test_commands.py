@@ -37,6 +37,8 @@ def test_the_report_command_writes_figure2_and_the_tables(hand_study, tmp_path, 
         "value_agreement",
         "value_agreement_every_key",
         "perturbation",
+        # Held-out scores (none scored in the hand study: n 0, empty cells).
+        "pattern_scores",
         # Gold (none in the hand study): each annotator's agreement with it is null, and
         # §4 over the curated keys counts no key.
         "agreement_with_gold",

@@ -13,26 +13,29 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.imports import KEY_ADDITIVE
-from annotate.models import Key, KeyFlag, TriggerPrefix
+from annotate.models import Key, KeyExample, KeyFlag, TriggerPrefix
 from reports.contract import docs
 from reports.contract.records import (
     ANNOTATION,
     FLAG,
     GOLD,
     GOLD_PATTERN,
+    HELDOUT,
+    HELDOUT_RANDOM,
     IF_SET,
     KEY,
     LEVELS,
     LINE,
     PATTERN,
     PREFIX,
+    SAMPLE,
     STUDY,
     Level,
 )
 from reports.contract.tables import TABLES
 from reports.exports import export_csv, export_parquet
 from reports.imports.load import study_import
-from tests.reports.roundtrip import as_file, export_lines
+from tests.reports.roundtrip import as_file, export_lines, with_evidence
 from tests.reports.test_export import unzip
 from tests.reports.test_gold_exchange import gold_study  # noqa: F401
 
@@ -41,12 +44,17 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def full_study(gold_study, bob):  # noqa: F811
-    """gold_study (gold, adopted patterns, check annotations), and a flag and a prefix
-    with token bytes: a study whose export writes every field of the contract."""
+    """gold_study (gold, adopted patterns, check annotations), a flag, a prefix with
+    token bytes and every evidence field (stored examples, tokens, rules, scores): a
+    study whose export writes every field of the contract."""
     key_a = Key.objects.filter(study=gold_study).order_by("layer", "index").first()
     KeyFlag.objects.create(key=key_a, annotator=bob, reason="tokenization", note="split")
     TriggerPrefix.objects.filter(key=key_a, rank=1).update(
         trigger_token_bytes="f09f", next_token_bytes="a6"
+    )
+    with_evidence(gold_study)
+    KeyExample.objects.filter(key=key_a, order=1).update(
+        trigger_token_bytes="e2", next_token_bytes="82ac"
     )
     return gold_study
 
@@ -59,6 +67,9 @@ def _objects(lines: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         out[STUDY.name].append(line["study"])
         out[KEY.name].append(line["key"])
         out[PREFIX.name] += line["prefixes"]
+        out[HELDOUT.name] += line["heldout"]
+        out[HELDOUT_RANDOM.name] += line["heldout_random"]
+        out[SAMPLE.name] += line["samples"]
         out[ANNOTATION.name] += line["annotations"]
         for annotation in line["annotations"]:
             out[PATTERN.name] += annotation["patterns"]
@@ -101,7 +112,9 @@ def test_every_field_of_the_contract_is_written_by_the_export(full_study):
 
 
 @pytest.mark.parametrize(
-    "level", [LINE, STUDY, KEY, PREFIX, ANNOTATION, GOLD_PATTERN, FLAG], ids=lambda x: x.name
+    "level",
+    [LINE, STUDY, KEY, PREFIX, HELDOUT, HELDOUT_RANDOM, SAMPLE, ANNOTATION, GOLD_PATTERN, FLAG],
+    ids=lambda x: x.name,
 )
 def test_a_field_the_contract_lacks_is_caught(full_study, level):
     lines = export_lines(full_study)[:1]

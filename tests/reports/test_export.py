@@ -67,7 +67,20 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
     lines = jsonl_lines(dated_study)
     assert len(lines) == 2
     first = lines[0]
-    assert list(first) == ["schema", "study", "key", "prefixes", "annotations", "gold", "flags"]
+    assert list(first) == [
+        "schema",
+        "study",
+        "key",
+        "prefixes",
+        "heldout",
+        "heldout_random",
+        "samples",
+        "annotations",
+        "gold",
+        "flags",
+    ]
+    # Additive: the key's stored examples beyond its top-k (docs/evidence.md); none here.
+    assert (first["heldout"], first["heldout_random"], first["samples"]) == ([], [], [])
     assert first["gold"] is None  # additive: the key's gold annotation
     assert first["flags"] == []  # additive: the annotators' flags on the key
     assert first["schema"] == "ffkv.annotations/v1"
@@ -112,6 +125,8 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
         "suffix",
         "trigger_start",
         "trigger_end",
+        "tokens",
+        "token_coefficients",
     }
     assert first["prefixes"][0]["trigger_token"] == " t1"
     assert first["prefixes"][0]["next_token"] == " n1"
@@ -137,6 +152,8 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
                 "created_at": "2026-11-30T09:30:00.123456+00:00",
                 "updated_at": "2026-11-30T10:00:00+00:00",
                 "source": "written",
+                "rule": None,
+                "scores": {},
             },
             {
                 "description": alice["patterns"][1]["description"],
@@ -145,6 +162,8 @@ def test_the_jsonl_export_is_exactly_the_contract(dated_study):
                 "created_at": "2026-11-30T09:30:00.123456+00:00",
                 "updated_at": "2026-11-30T10:00:00+00:00",
                 "source": "written",
+                "rule": None,
+                "scores": {},
             },
         ],
         "labels": ["shallow", "shallow", "shallow+semantic", "semantic", "semantic"],
@@ -168,7 +187,7 @@ def test_a_key_without_annotations_is_exported_with_an_empty_list(db):
 
 def csv_tables(study) -> dict[str, list[dict]]:
     files = unzip(b"".join(export_csv(study=study)))
-    assert list(files) == ["labels.csv", "patterns.csv", "flags.csv"]
+    assert list(files) == ["labels.csv", "patterns.csv", "flags.csv", "examples.csv"]
     return {
         name.removesuffix(".csv"): list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
         for name, body in files.items()
@@ -227,7 +246,12 @@ def test_parquet_holds_the_csvs_two_tables_typed(dated_study, tmp_path):
     path = tmp_path / "x.parquet.zip"
     export_parquet(study=dated_study, sink=path)
     tables = parquet_tables(path)
-    assert list(tables) == ["labels.parquet", "patterns.parquet", "flags.parquet"]
+    assert list(tables) == [
+        "labels.parquet",
+        "patterns.parquet",
+        "flags.parquet",
+        "examples.parquet",
+    ]
     labels, patterns = tables["labels.parquet"], tables["patterns.parquet"]
     assert list(labels[0]) == list(LABEL_COLUMNS)
     as_text = [{k: "" if v is None else str(v) for k, v in row.items()} for row in labels]
@@ -321,13 +345,14 @@ def test_export_queries_grow_with_chunks_not_keys(db):
             lines = jsonl_lines(study, chunk_size=100)
         assert len(lines) == n_keys
         counts.append(len(ctx.captured_queries))
-    assert counts[0] == counts[1] == 9
+    assert counts[0] == counts[1] == 10
     study = _study(10)
     with CaptureQueriesContext(connection) as ctx:
         lines = jsonl_lines(study, chunk_size=4)
-    # Chunks of 4, 4, 2: nine queries each (five for the keys, their prefixes and
-    # annotations, three for the gold, one for the flags), in (layer, index) order.
-    assert len(ctx.captured_queries) == 27
+    # Chunks of 4, 4, 2: ten queries each (six for the keys, their prefixes, their other
+    # stored examples and annotations, three for the gold, one for the flags), in
+    # (layer, index) order.
+    assert len(ctx.captured_queries) == 30
     assert [(x["key"]["layer"], x["key"]["index"]) for x in lines] == sorted(
         (1 + k % 2, k) for k in range(10)
     )
@@ -343,11 +368,17 @@ def test_the_export_command_writes_each_format(hand_study, tmp_path):
         call_command("export", "--study", "hand study", "--format", fmt, "--out", str(out))
         assert out.stat().st_size > 0
         assert not out.with_name(out.name + ".part").exists()
-    assert list(unzip(out.read_bytes())) == ["labels.parquet", "patterns.parquet", "flags.parquet"]
+    assert list(unzip(out.read_bytes())) == [
+        "labels.parquet",
+        "patterns.parquet",
+        "flags.parquet",
+        "examples.parquet",
+    ]
     assert list(unzip((tmp_path / "out.csv").read_bytes())) == [
         "labels.csv",
         "patterns.csv",
         "flags.csv",
+        "examples.csv",
     ]
     lines = (tmp_path / "out.jsonl").read_text().splitlines()
     assert [json.loads(x) for x in lines] == jsonl_lines(hand_study)

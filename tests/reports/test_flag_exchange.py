@@ -189,7 +189,7 @@ def _rows(data: bytes) -> list[dict[str, str]]:
 
 def test_the_csv_zip_has_a_flags_table_with_neutralised_cells(flag_study):
     tables = unzip(b"".join(export_csv(study=flag_study)))
-    assert list(tables) == ["labels.csv", "patterns.csv", "flags.csv"]
+    assert list(tables) == ["labels.csv", "patterns.csv", "flags.csv", "examples.csv"]
     rows = _rows(tables["flags.csv"])
     assert list(rows[0]) == list(FLAG_COLUMNS)
     assert [(r["layer"], r["index"], r["annotator"], r["reason"], r["note"]) for r in rows] == [
@@ -208,7 +208,12 @@ def test_the_parquet_zip_has_a_flags_table_typed(flag_study, tmp_path):
     out = tmp_path / "out.parquet.zip"
     export_parquet(study=flag_study, sink=out)
     tables = parquet_tables(out)
-    assert list(tables) == ["labels.parquet", "patterns.parquet", "flags.parquet"]
+    assert list(tables) == [
+        "labels.parquet",
+        "patterns.parquet",
+        "flags.parquet",
+        "examples.parquet",
+    ]
     rows = tables["flags.parquet"]
     assert [(r["layer"], r["index"], r["annotator"], r["note"]) for r in rows] == [
         (1, 7, "alice", ""),

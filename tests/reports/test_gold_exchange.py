@@ -26,6 +26,7 @@ from annotate.models import (
     TriggerPrefix,
 )
 from annotate.permissions import ANNOTATOR_GROUP, CURATOR_GROUP
+from reports.contract.records import SCORE_NAMES
 from reports.exports import PATTERN_COLUMNS, export_csv, export_parquet
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 from tests.reports.roundtrip import (
@@ -85,6 +86,7 @@ def gold_study(hand_study):
 def test_the_jsonl_carries_gold_checks_active_time_and_guideline_versions(gold_study):
     first, second = export_lines(gold_study)
     assert list(first)[-3:] == ["annotations", "gold", "flags"]
+    assert first["heldout"] == first["heldout_random"] == first["samples"] == []
     alice, bob, carl = first["annotations"]
     assert (alice["active_seconds"], alice["guideline_version"], alice["check"]) == (
         93.5,
@@ -114,6 +116,8 @@ def test_the_jsonl_carries_gold_checks_active_time_and_guideline_versions(gold_s
                 "source_pattern": 1,  # alice's second pattern on this line
                 "created_at": "2026-11-30T09:30:00.123456+00:00",
                 "updated_at": "2026-11-30T10:00:00+00:00",
+                "rule": None,
+                "scores": {},
             },
             {
                 "description": "gold shallow 1",
@@ -124,6 +128,8 @@ def test_the_jsonl_carries_gold_checks_active_time_and_guideline_versions(gold_s
                 "source_pattern": None,
                 "created_at": "2026-11-30T09:30:00.123456+00:00",
                 "updated_at": "2026-11-30T10:00:00+00:00",
+                "rule": None,
+                "scores": {},
             },
             {
                 "description": "gold shallow+semantic 2",
@@ -134,6 +140,8 @@ def test_the_jsonl_carries_gold_checks_active_time_and_guideline_versions(gold_s
                 "source_pattern": None,  # its source pattern is gone
                 "created_at": "2026-11-30T09:30:00.123456+00:00",
                 "updated_at": "2026-11-30T10:00:00+00:00",
+                "rule": None,
+                "scores": {},
             },
         ],
         "labels": ["shallow+semantic"] * 4 + ["semantic"],
@@ -407,6 +415,11 @@ def _from_pattern_rows(rows: list[dict[str, Any]], text: bool) -> list[dict[str,
             place = value(row, "source_pattern", int)
             pattern["source_annotator"] = value(row, "source_annotator")
             pattern["source_pattern"] = None if place is None else place - 1
+        # The rule and the scores, flat columns (an empty score: not scored, or null).
+        rule_type = value(row, "rule_type")
+        pattern["rule"] = rule_type and {"type": rule_type, "value": value(row, "rule_value")}
+        scores = {name: value(row, name, float) for name in SCORE_NAMES}
+        pattern["scores"] = {k: v for k, v in scores.items() if v is not None}
         current["patterns"].append(pattern)
     return [keys[k] for k in sorted(keys)]
 
@@ -499,7 +512,7 @@ def test_export_queries_stay_constant_per_chunk_with_gold(db):
             lines = export_lines(study)
         assert [line["gold"]["patterns"][0]["source_pattern"] for line in lines] == [0] * n_keys
         counts.append(len(ctx.captured_queries))
-    assert counts == [9, 9]
+    assert counts == [10, 10]
 
 
 def test_the_import_command_says_how_many_golds_and_new_accounts(gold_study, tmp_path):

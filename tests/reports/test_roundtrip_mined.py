@@ -20,6 +20,7 @@ from annotate.models import (
     Annotation,
     GoldAnnotation,
     Key,
+    KeyExample,
     Pattern,
     Study,
     TriggerPrefix,
@@ -255,6 +256,11 @@ def test_a_mined_study_exported_and_imported_gives_the_same_report(mined_study):
     assert sources[0] is not None and sources[0][2] == "ann"
     assert sources[1:] == [None, None]
     assert [g["is_check"] for g in before["golds"]] == [True, False]
+    # And every column of the prefixes and of the miner's other stored examples
+    # (docs/evidence.md): held-out ranks, both random sets, the band samples, each with
+    # its per-token coefficients.
+    assert {row["kind"] for row in before["examples"]} == set(KeyExample.Kind.values)
+    assert all(row["tokens"] for row in before["prefixes"] + before["examples"])
 
 
 # --- the additive fields are validated ---------------------------------------------------

@@ -19,6 +19,7 @@ import type {
   PatternCreateRequest,
   StudyImported,
   StudyUpdateRequest,
+  SuggestionAcceptRequest,
 } from './types';
 
 /** A failed API call. `status` 0 means the request never got an HTTP answer. */
@@ -272,6 +273,23 @@ export const api = {
       client.PUT('/api/keys/{key_id}/annotation/', {
         params: { path: { key_id: keyId } },
         body: { note, version, active_seconds: activeSeconds },
+      }),
+    ),
+  /** The key's suggestions with the caller's own decisions (docs/evidence.md). */
+  suggestions: (keyId: number) =>
+    call(client.GET('/api/keys/{key_id}/suggestions/', { params: { path: { key_id: keyId } } })),
+  /** Make a suggestion the caller's pattern; answers the annotation state. */
+  acceptSuggestion: (keyId: number, suggestionId: number, body: SuggestionAcceptRequest) =>
+    call(
+      client.POST('/api/keys/{key_id}/suggestions/{suggestion_id}/accept/', {
+        params: { path: { key_id: keyId, suggestion_id: suggestionId } },
+        body,
+      }),
+    ),
+  dismissSuggestion: (keyId: number, suggestionId: number) =>
+    call(
+      client.POST('/api/keys/{key_id}/suggestions/{suggestion_id}/dismiss/', {
+        params: { path: { key_id: keyId, suggestion_id: suggestionId } },
       }),
     ),
   createPattern: (keyId: number, body: PatternCreateRequest) =>

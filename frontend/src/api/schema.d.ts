@@ -631,6 +631,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/keys/{key_id}/suggestions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The key's suggestions with your own decisions: rules, then clusters, then (once you have submitted the key) the LLM's. */
+        get: operations["keys_suggestions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{key_id}/suggestions/{suggestion_id}/accept/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Make the suggestion your pattern (source `suggestion`, its rule copied), under the same rules as creating a pattern. Accepting again while that pattern exists makes nothing new (200). */
+        post: operations["keys_suggestions_accept_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys/{key_id}/suggestions/{suggestion_id}/dismiss/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Dismiss the suggestion (again: nothing changes). A pattern you made from it stays yours. */
+        post: operations["keys_suggestions_dismiss_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/next-key/": {
         parameters: {
             query?: never;
@@ -1162,6 +1213,12 @@ export interface components {
             current: components["schemas"]["AnnotationState"];
         };
         /**
+         * @description * `accepted` - accepted
+         *     * `dismissed` - dismissed
+         * @enum {string}
+         */
+        DecisionEnum: "accepted" | "dismissed";
+        /**
          * @description * `float32` - float32
          *     * `bfloat16` - bfloat16
          * @enum {string}
@@ -1378,7 +1435,10 @@ export interface components {
             description: string;
             kind: components["schemas"]["KindEnum"];
             prefix_ranks: number[];
-            source: components["schemas"]["SourceEnum"];
+            source: components["schemas"]["GoldPatternSourceEnum"];
+            rule: components["schemas"]["PatternRule"] | null;
+            /** @description Held-out scores; each null until computed. */
+            scores: components["schemas"]["PatternScores"];
             source_annotator: string | null;
             source_pattern_id: number | null;
             /**
@@ -1403,7 +1463,15 @@ export interface components {
              * @description Adopt this pattern of an annotator of this key (its source is kept).
              */
             source_pattern_id?: number | null;
+            /** @description Null, or {"type": "token" | "ngram" | "suffix", "value": str} (docs/evidence.md, "Rules"); only on a shallow or shallow+semantic pattern. */
+            rule?: unknown;
         };
+        /**
+         * @description * `written` - written
+         *     * `adopted` - adopted
+         * @enum {string}
+         */
+        GoldPatternSourceEnum: "written" | "adopted";
         GoldVersionedActionRequest: {
             /** @description The gold's version as read; 0 while the key has no gold. */
             version: number;
@@ -1544,6 +1612,20 @@ export interface components {
             /** @description Null unless the study shows value tokens (off by default: bias). */
             value_top_tokens: components["schemas"]["ValueToken"][] | null;
             prefixes: components["schemas"]["TriggerPrefix"][];
+            /**
+             * Format: double
+             * @description The key's largest per-sentence coefficient over the corpus: the scale of the token shading.
+             */
+            max_coefficient: number;
+            /**
+             * Format: double
+             * @description Share of real positions with m > 0.
+             */
+            density: number;
+            /** @description The key's coefficients over the corpus from mining; null where unknown. */
+            histogram: components["schemas"]["KeyHistogram"] | null;
+            /** @description Samples below the top: bands 1 … 5, then random. */
+            samples: components["schemas"]["KeySample"][];
             annotation: components["schemas"]["AnnotationState"];
             study: components["schemas"]["KeyStudy"];
             /** @description The user's own flag on the key (null: none). */
@@ -1575,9 +1657,53 @@ export interface components {
              */
             note: string;
         };
+        KeyHistogram: {
+            edges: number[];
+            counts: number[];
+        };
         KeyRefRequest: {
             layer: number;
             index: number;
+        };
+        /**
+         * @description A sample below the top (docs/evidence.md): shaped like a prefix without ``rank``;
+         *     its ``coefficient`` is its sentence's largest, where its prefix ends.
+         */
+        KeySample: {
+            /** Format: double */
+            coefficient: number;
+            text: string;
+            trigger_token: string;
+            /** @description Null where the sentence was cut after the prefix. */
+            next_token: string | null;
+            suffix: string;
+            sentence: string;
+            sentence_index: number;
+            position: number;
+            /** @description The trigger token's character span [trigger_start, trigger_end) in text, as written (Unicode code points). Null where unknown: match trigger_token instead. */
+            trigger_start: number | null;
+            trigger_end: number | null;
+            /** @description The trigger token's raw bytes in hex where, decoded alone, it is U+FFFD (a byte-level piece of a multi-byte character); empty where its text is all there is, or where the bytes are unknown. */
+            trigger_token_bytes: string;
+            /** @description The same for the next token. */
+            next_token_bytes: string;
+            /** @description The token strings, decoded one by one: a causal model's prefix, an encoder's whole sentence. Empty where unknown. */
+            tokens: string[];
+            /** @description The key's coefficient at each of `tokens` (signed), as many. */
+            token_coefficients: number[];
+            /**
+             * @description `band`: drawn within one of 5 equal-width bands; `random`: uniform over the corpus.
+             *
+             *     * `band` - band
+             *     * `random` - random
+             */
+            kind: components["schemas"]["SampleKindEnum"];
+            /** @description 1 = lowest; null for random. */
+            band: number | null;
+            /** Format: double */
+            band_low: number | null;
+            /** Format: double */
+            band_high: number | null;
         };
         KeyStudy: {
             id: number;
@@ -1585,6 +1711,10 @@ export interface components {
             guideline_version: number | null;
             /** @description Whether the user acknowledged that latest version. */
             guidelines_acknowledged: boolean;
+            /** @description Whether the study offers annotators the machine's suggestions. */
+            suggestions_enabled: boolean;
+            /** @description Whether the user's patterns show their held-out scores (off by default). */
+            show_scores: boolean;
         };
         /**
          * @description * `new` - new
@@ -1621,6 +1751,13 @@ export interface components {
             username: string;
             password: string;
         };
+        /**
+         * @description * `rule` - rule
+         *     * `cluster` - cluster
+         *     * `llm` - llm
+         * @enum {string}
+         */
+        MethodEnum: "rule" | "cluster" | "llm";
         MiningProgress: {
             sentences_done: number;
             sentences_total: number;
@@ -1737,6 +1874,8 @@ export interface components {
             description?: string;
             kind?: components["schemas"]["KindEnum"];
             prefix_ranks?: number[];
+            /** @description Null, or {"type": "token" | "ngram" | "suffix", "value": str} (docs/evidence.md, "Rules"); only on a shallow or shallow+semantic pattern. Absent: left as it is; null: removed. */
+            rule?: unknown;
         };
         PatchedGoldUpdateRequest: {
             /** @description The gold's version as read; 0 while the key has no gold. */
@@ -1749,10 +1888,14 @@ export interface components {
             description?: string;
             kind?: components["schemas"]["KindEnum"];
             prefix_ranks?: number[];
+            /** @description Null, or {"type": "token" | "ngram" | "suffix", "value": str} (docs/evidence.md, "Rules"); only on a shallow or shallow+semantic pattern. Absent: left as it is; null: removed. */
+            rule?: unknown;
             version?: number;
         };
         PatchedStudyUpdateRequest: {
             show_value_tokens?: boolean;
+            suggestions_enabled?: boolean;
+            show_scores?: boolean;
             /**
              * Format: double
              * @description Share of the regular keys given to an annotator that each bring a check key into their assignment (0: none). Applies to keys given from then on (an assignment made or extended, a hand-over), never to keys already given.
@@ -1767,6 +1910,16 @@ export interface components {
             order: number;
             /** Format: uuid */
             client_id: string | null;
+            /**
+             * @description `written`, or `suggestion`: accepted from the machine's suggestions (kept through edits).
+             *
+             *     * `written` - written
+             *     * `suggestion` - suggestion
+             */
+            source: components["schemas"]["PatternSourceEnum"];
+            rule: components["schemas"]["PatternRule"] | null;
+            /** @description The pattern's held-out scores; null unless the study shows annotators their scores (off by default: a pattern written after seeing its score is no longer a blind test). */
+            scores: components["schemas"]["PatternScores"] | null;
         };
         PatternCreateRequest: {
             description: string;
@@ -1778,7 +1931,36 @@ export interface components {
              * @description Made by the client; a retried create with the same id makes nothing new.
              */
             client_id?: string | null;
+            /** @description Null, or {"type": "token" | "ngram" | "suffix", "value": str} (docs/evidence.md, "Rules"); only on a shallow or shallow+semantic pattern. */
+            rule?: unknown;
         };
+        /** @description A shallow pattern's rule (docs/evidence.md, "Rules"). */
+        PatternRule: {
+            type: components["schemas"]["TypeEnum"];
+            value: string;
+        };
+        PatternScores: {
+            /**
+             * Format: double
+             * @description Balanced accuracy of the rule on held-out examples.
+             */
+            detection: number | null;
+            /**
+             * Format: double
+             * @description AUROC of the description's MiniLM similarity.
+             */
+            embedding: number | null;
+            /** Format: double */
+            shuffled_detection: number | null;
+            /** Format: double */
+            shuffled_embedding: number | null;
+        };
+        /**
+         * @description * `written` - written
+         *     * `suggestion` - suggestion
+         * @enum {string}
+         */
+        PatternSourceEnum: "written" | "suggestion";
         PrefixLabel: {
             rank: number;
             label: components["schemas"]["LabelEnum"];
@@ -1989,6 +2171,23 @@ export interface components {
             layers: components["schemas"]["ReportJaccardRow"][];
             overall: components["schemas"]["ReportJaccardRow"];
         };
+        ReportPatternScores: {
+            definition: string;
+            layers: components["schemas"]["ReportPatternScoresLayer"][];
+            overall: components["schemas"]["ReportPatternScoresRow"];
+        };
+        ReportPatternScoresLayer: {
+            written: components["schemas"]["ReportScoreGroup"];
+            suggestion: components["schemas"]["ReportScoreGroup"];
+            shuffled: components["schemas"]["ReportScoreGroup"];
+            /** @description From 1. */
+            layer: number;
+        };
+        ReportPatternScoresRow: {
+            written: components["schemas"]["ReportScoreGroup"];
+            suggestion: components["schemas"]["ReportScoreGroup"];
+            shuffled: components["schemas"]["ReportScoreGroup"];
+        };
         ReportPerturbation: {
             layers: components["schemas"]["ReportPerturbationRow"][];
             overall: components["schemas"]["ReportPerturbationRow"];
@@ -2021,6 +2220,26 @@ export interface components {
             low: number | null;
             /** Format: double */
             high: number | null;
+        };
+        ReportScoreEstimate: {
+            /**
+             * Format: double
+             * @description The mean over patterns; null where none has this score.
+             */
+            mean: number | null;
+            /**
+             * Format: double
+             * @description The bootstrap 95% interval over keys.
+             */
+            low: number | null;
+            /** Format: double */
+            high: number | null;
+        };
+        ReportScoreGroup: {
+            /** @description Patterns with a score in this group. */
+            n: number;
+            detection: components["schemas"]["ReportScoreEstimate"];
+            embedding: components["schemas"]["ReportScoreEstimate"];
         };
         ReportStudy: {
             id: number;
@@ -2136,6 +2355,26 @@ export interface components {
             reason: components["schemas"]["KeyFlagReasonEnum"];
             note: string;
         };
+        ReviewHeldOut: {
+            /** @description heldout: top_k+1 … 2·top_k; null for heldout_random. */
+            rank: number | null;
+            /** Format: double */
+            coefficient: number;
+            text: string;
+            trigger_token: string;
+            next_token: string | null;
+            suffix: string;
+            sentence: string;
+            sentence_index: number;
+            position: number;
+            trigger_start: number | null;
+            trigger_end: number | null;
+            trigger_token_bytes: string;
+            next_token_bytes: string;
+            /** @description The token strings, decoded one by one (docs/evidence.md). */
+            tokens: string[];
+            token_coefficients: number[];
+        };
         ReviewKey: {
             id: number;
             layer: number;
@@ -2149,8 +2388,16 @@ export interface components {
         };
         ReviewKeyDetail: {
             key: components["schemas"]["ReviewKey"];
-            prefixes: components["schemas"]["ReviewPrefix"][];
+            prefixes: components["schemas"]["ReviewPrefixEvidence"][];
+            /** @description What annotators see below the top: bands 1 … 5, then random. */
+            samples: components["schemas"]["ReviewSample"][];
+            /** @description Ranks top_k+1 … 2·top_k, never shown to annotators. */
+            heldout: components["schemas"]["ReviewHeldOut"][];
+            /** @description Uniform negatives of the scores, never shown to annotators. */
+            heldout_random: components["schemas"]["ReviewHeldOut"][];
             annotations: components["schemas"]["ReviewAnnotation"][];
+            /** @description The machine's suggestions: rules, clusters, then the LLM's. */
+            suggestions: components["schemas"]["ReviewSuggestion"][];
             gold: components["schemas"]["Gold"] | null;
             flags: components["schemas"]["ReviewKeyFlag"][];
             /** @description Annotators the key waits for: assigned and not submitted, or with a draft. Empty once the key is ready for review. */
@@ -2173,8 +2420,18 @@ export interface components {
             description: string;
             kind: components["schemas"]["KindEnum"];
             prefix_ranks: number[];
+            /**
+             * @description `written`, or `suggestion` (accepted).
+             *
+             *     * `written` - written
+             *     * `suggestion` - suggestion
+             */
+            source: components["schemas"]["PatternSourceEnum"];
+            rule: components["schemas"]["PatternRule"] | null;
+            /** @description Held-out scores; each null until computed. */
+            scores: components["schemas"]["PatternScores"];
         };
-        ReviewPrefix: {
+        ReviewPrefixEvidence: {
             rank: number;
             /** Format: double */
             coefficient: number;
@@ -2189,6 +2446,9 @@ export interface components {
             trigger_end: number | null;
             trigger_token_bytes: string;
             next_token_bytes: string;
+            /** @description The token strings, decoded one by one (docs/evidence.md). */
+            tokens: string[];
+            token_coefficients: number[];
         };
         ReviewQueue: {
             count: number;
@@ -2219,6 +2479,31 @@ export interface components {
             /** @description Every annotator of the key has submitted (a flagged key may not have). */
             ready: boolean;
         };
+        ReviewSample: {
+            /** Format: double */
+            coefficient: number;
+            text: string;
+            trigger_token: string;
+            next_token: string | null;
+            suffix: string;
+            sentence: string;
+            sentence_index: number;
+            position: number;
+            trigger_start: number | null;
+            trigger_end: number | null;
+            trigger_token_bytes: string;
+            next_token_bytes: string;
+            /** @description The token strings, decoded one by one (docs/evidence.md). */
+            tokens: string[];
+            token_coefficients: number[];
+            kind: components["schemas"]["SampleKindEnum"];
+            /** @description 1 = lowest; null for random. */
+            band: number | null;
+            /** Format: double */
+            band_low: number | null;
+            /** Format: double */
+            band_high: number | null;
+        };
         ReviewStudy: {
             id: number;
             name: string;
@@ -2239,11 +2524,35 @@ export interface components {
             archived: boolean;
             is_causal: boolean;
         };
+        ReviewSuggestion: {
+            id: number;
+            method: components["schemas"]["MethodEnum"];
+            kind: components["schemas"]["KindEnum"];
+            description: string;
+            rule: components["schemas"]["PatternRule"] | null;
+            prefix_ranks: number[];
+            scores: components["schemas"]["PatternScores"];
+            decisions: components["schemas"]["ReviewSuggestionDecision"][];
+        };
+        ReviewSuggestionDecision: {
+            annotator: string;
+            decision: components["schemas"]["DecisionEnum"];
+            /** @description The annotator's pattern made from it (null: none). */
+            pattern_id: number | null;
+            /** Format: date-time */
+            at: string;
+        };
         ReviewValueToken: {
             token: string;
             /** Format: double */
             probability: number;
         };
+        /**
+         * @description * `band` - band
+         *     * `random` - random
+         * @enum {string}
+         */
+        SampleKindEnum: "band" | "random";
         /**
          * @description * `split` - split
          *     * `lines` - lines
@@ -2255,12 +2564,6 @@ export interface components {
             token: string;
             password: string;
         };
-        /**
-         * @description * `written` - written
-         *     * `adopted` - adopted
-         * @enum {string}
-         */
-        SourceEnum: "written" | "adopted";
         StudyDetail: {
             id: number;
             name: string;
@@ -2272,6 +2575,10 @@ export interface components {
             d_ff: number;
             is_causal: boolean;
             show_value_tokens: boolean;
+            /** @description Annotators are offered the machine's suggestions (off for a blind replication). */
+            suggestions_enabled: boolean;
+            /** @description Annotators see the held-out scores of their own patterns (off by default: a pattern written after seeing its score is no longer a blind test). */
+            show_scores: boolean;
             /** @description Read-only (an import): no annotator sees it; no batch can be added. */
             archived: boolean;
             key_count: number;
@@ -2353,6 +2660,8 @@ export interface components {
             value_agreement_gold: components["schemas"]["ReportValueAgreement"];
             value_agreement_every_key: components["schemas"]["ReportValueAgreementEveryKey"];
             perturbation: components["schemas"]["ReportPerturbation"];
+            /** @description Held-out scores of written, accepted-suggestion and shuffled patterns. */
+            pattern_scores: components["schemas"]["ReportPatternScores"];
         };
         StudySummary: {
             id: number;
@@ -2365,6 +2674,10 @@ export interface components {
             d_ff: number;
             is_causal: boolean;
             show_value_tokens: boolean;
+            /** @description Annotators are offered the machine's suggestions (off for a blind replication). */
+            suggestions_enabled: boolean;
+            /** @description Annotators see the held-out scores of their own patterns (off by default: a pattern written after seeing its score is no longer a blind test). */
+            show_scores: boolean;
             /** @description Read-only (an import): no annotator sees it; no batch can be added. */
             archived: boolean;
             key_count: number;
@@ -2375,6 +2688,48 @@ export interface components {
             check_rate: number;
             /** Format: date-time */
             created_at: string;
+        };
+        Suggestion: {
+            id: number;
+            /**
+             * @description `rule`: a shared trigger token, final n-gram or word ending; `cluster`: a group of prefixes whose MiniLM embeddings cluster (no description); `llm`: an LLM's description, listed only once you have submitted the key.
+             *
+             *     * `rule` - rule
+             *     * `cluster` - cluster
+             *     * `llm` - llm
+             */
+            method: components["schemas"]["MethodEnum"];
+            kind: components["schemas"]["KindEnum"];
+            description: string;
+            rule: components["schemas"]["PatternRule"] | null;
+            /** @description The top-k prefixes it covers, by rank. */
+            prefix_ranks: number[];
+            /**
+             * @description Your own decision; null: none yet.
+             *
+             *     * `accepted` - accepted
+             *     * `dismissed` - dismissed
+             */
+            decision: (components["schemas"]["DecisionEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description Your pattern made from it (null: none, or deleted). */
+            pattern_id: number | null;
+            /** @description Its held-out scores; only where the study shows annotators scores. */
+            scores?: components["schemas"]["PatternScores"];
+        };
+        SuggestionAcceptRequest: {
+            version: number;
+            /** @description The pattern's description; by default the suggestion's. Needed for a cluster suggestion, which has none. */
+            description?: string;
+            /**
+             * Format: uuid
+             * @description Made by the client; a retried accept with the same id makes nothing new.
+             */
+            client_id?: string | null;
+        };
+        SuggestionList: {
+            /** @description False: the study offers no suggestions (and nothing else is sent). */
+            enabled: boolean;
+            suggestions?: components["schemas"]["Suggestion"][];
         };
         TriggerPrefix: {
             rank: number;
@@ -2395,7 +2750,18 @@ export interface components {
             trigger_token_bytes: string;
             /** @description The same for the next token. */
             next_token_bytes: string;
+            /** @description The token strings, decoded one by one: a causal model's prefix, an encoder's whole sentence. Empty where unknown. */
+            tokens: string[];
+            /** @description The key's coefficient at each of `tokens` (signed), as many. */
+            token_coefficients: number[];
         };
+        /**
+         * @description * `token` - token
+         *     * `ngram` - ngram
+         *     * `suffix` - suffix
+         * @enum {string}
+         */
+        TypeEnum: "token" | "ngram" | "suffix";
         User: {
             id: number;
             username: string;
@@ -4428,6 +4794,155 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Conflict"];
+                };
+            };
+        };
+    };
+    keys_suggestions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuggestionList"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    keys_suggestions_accept_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+                suggestion_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SuggestionAcceptRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnnotationState"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+        };
+    };
+    keys_suggestions_dismiss_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+                suggestion_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suggestion"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -45,6 +45,9 @@ export function makePrefix(rank: number, overrides: Partial<TriggerPrefix> = {})
     trigger_end: null,
     trigger_token_bytes: '',
     next_token_bytes: '',
+    // Older data: no tokens, the text shows as it is.
+    tokens: [],
+    token_coefficients: [],
     ...overrides,
   };
 }
@@ -60,7 +63,17 @@ export function makeKey(overrides: Partial<KeyDetail> = {}): KeyDetail {
     value_top_tokens: null,
     prefixes: Array.from({ length: 25 }, (_, i) => makePrefix(i + 1)),
     annotation: makeState(),
-    study: { id: 7, guideline_version: null, guidelines_acknowledged: false },
+    study: {
+      id: 7,
+      guideline_version: null,
+      guidelines_acknowledged: false,
+      suggestions_enabled: false,
+      show_scores: false,
+    },
+    max_coefficient: 25,
+    density: 0.1,
+    histogram: null,
+    samples: [],
     flag: null,
     assignment_id: 3,
     ...overrides,
@@ -310,7 +323,29 @@ export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
       layers: [1, 2].map((layer) => ({ layer, n_keys: 0, first: null, last: null, random: null })),
       overall: { layer: null, n_keys: 0, first: null, last: null, random: null },
     },
+    pattern_scores: makePatternScores(),
     ...overrides,
+  };
+}
+
+/** The held-out scores of layers 1 and 2: written and shuffled patterns in layer 1, none in
+ * layer 2 (folded), no accepted suggestion. */
+export function makePatternScores(): StudyReport['pattern_scores'] {
+  const none = { mean: null, low: null, high: null };
+  const empty = { n: 0, detection: none, embedding: none };
+  const scored = (n: number, detection: number, embedding: number) => ({
+    n,
+    detection: { mean: detection, low: detection - 0.05, high: detection + 0.05 },
+    embedding: { mean: embedding, low: embedding - 0.05, high: embedding + 0.05 },
+  });
+  const row = { written: scored(6, 0.71, 0.82), suggestion: empty, shuffled: scored(6, 0.5, 0.49) };
+  return {
+    definition: 'Each pattern is tested on examples its annotator never saw.',
+    layers: [
+      { layer: 1, ...row },
+      { layer: 2, written: empty, suggestion: empty, shuffled: empty },
+    ],
+    overall: row,
   };
 }
 
@@ -409,6 +444,8 @@ export function makeStudy(overrides: Partial<StudyDetail> = {}): StudyDetail {
     d_ff: 3072,
     is_causal: true,
     show_value_tokens: false,
+    suggestions_enabled: true,
+    show_scores: false,
     archived: false,
     key_count: 4,
     check_rate: 0,

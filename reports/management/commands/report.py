@@ -67,6 +67,8 @@ class Command(BaseCommand):
         )
         for line in value_agreement_lines(report):
             self.stdout.write(line)
+        for line in pattern_scores_lines(report):
+            self.stdout.write(line)
         self.stdout.write(f"wrote figure2.svg, figure2.png, report.json, report.csv to {out}")
 
 
@@ -112,6 +114,27 @@ def value_agreement_lines(report: dict[str, Any]) -> list[str]:
             f"§4 over the sampled keys ({overall['n_keys']} keys, "
             f"{overall['next_unknown']} unknown next): (a) {_rate(overall['next_token'])}, "
             f"(b) {_rate(overall['trigger_token'])}"
+        )
+    return lines
+
+
+def _estimate(est: dict[str, Any]) -> str:
+    if est["mean"] is None:
+        return "n/a"
+    if est["low"] is None:
+        return _num(est["mean"])
+    return f"{_num(est['mean'])} [{_num(est['low'])}, {_num(est['high'])}]"
+
+
+def pattern_scores_lines(report: dict[str, Any]) -> list[str]:
+    """The held-out scores over all layers: per group its n, detection and embedding."""
+    overall = report["pattern_scores"]["overall"]
+    lines = ["Held-out pattern scores (mean [95% over keys]):"]
+    for group in ("written", "suggestion", "shuffled"):
+        block = overall[group]
+        lines.append(
+            f"  {group}: n = {block['n']}, detection {_estimate(block['detection'])}, "
+            f"embedding {_estimate(block['embedding'])}"
         )
     return lines
 

@@ -5,7 +5,8 @@ import { useTranslation } from 'react-i18next';
 import type { TriggerPrefix } from '../../api/types';
 import { Coefficient } from './Coefficient';
 import { prefixListboxProps, prefixOptionProps } from './prefixListbox';
-import { PrefixText } from './PrefixText';
+import { ExampleText } from '../evidence/ExampleText';
+import type { Shading } from '../evidence/ExampleText';
 import type { SelectionAction, SelectionState } from './selection';
 
 /** What a screen adds to one row: its classes and data attributes. */
@@ -30,6 +31,8 @@ export interface PrefixGridProps<T extends TriggerPrefix> {
   /** The row's last cell: its labels. */
   labels: (prefix: T, index: number) => ReactNode;
   rowExtras?: (prefix: T, index: number) => RowExtras;
+  /** Token shading (components/evidence): off where absent. */
+  shading?: Shading;
   ref?: Ref<HTMLDivElement>;
 }
 
@@ -52,6 +55,7 @@ export function PrefixGrid<T extends TriggerPrefix>({
   nextToken,
   labels,
   rowExtras,
+  shading,
   ref,
 }: PrefixGridProps<T>) {
   const { t } = useTranslation();
@@ -103,7 +107,7 @@ export function PrefixGrid<T extends TriggerPrefix>({
               {prefix.rank}
             </span>
             <span className="prefix-body">
-              <PrefixText prefix={prefix} isCausal={isCausal} />
+              <ExampleText example={prefix} isCausal={isCausal} shading={shading} />
               {nextToken(prefix)}
             </span>
             <Coefficient coefficient={prefix.coefficient} max={max} />

@@ -48,6 +48,12 @@ export function splitAtSpan(
   ];
 }
 
+/** What PrefixText reads of an example (a trigger prefix, or a sample below the top-k). */
+export type PrefixTextFields = Pick<
+  TriggerPrefix,
+  'text' | 'suffix' | 'trigger_token' | 'trigger_token_bytes' | 'trigger_start' | 'trigger_end'
+>;
+
 /** The trigger as highlighted in its text: whitespace alone shows as marks (␣, ⏎). */
 function InPlace({ text, title }: { text: string; title: string | undefined }) {
   return (
@@ -71,7 +77,7 @@ function InPlace({ text, title }: { text: string; title: string | undefined }) {
  * is isolated (its direction reorders nothing around it) and its bidirectional controls
  * are shown as marks.
  */
-export function PrefixText({ prefix, isCausal }: { prefix: TriggerPrefix; isCausal: boolean }) {
+export function PrefixText({ prefix, isCausal }: { prefix: PrefixTextFields; isCausal: boolean }) {
   const { t } = useTranslation();
   const inPlace = splitAtSpan(prefix.text, prefix.trigger_start, prefix.trigger_end);
   const split = inPlace ? null : splitTrigger(prefix.text, prefix.trigger_token);

@@ -22,6 +22,8 @@ export type KeyAction =
   | 'guidelines'
   | 'flag'
   | 'help'
+  /** Turn token shading on or off (components/evidence). */
+  | 'shading'
   /** The review screen's: adopt the focused annotator pattern into the gold. */
   | 'adopt';
 
@@ -56,6 +58,7 @@ export const KEYMAP: readonly KeymapEntry[] = [
   { action: 'submit', bindings: [{ key: 'Enter', ctrl: true }] },
   { action: 'guidelines', bindings: [{ key: 'g' }] },
   { action: 'flag', bindings: [{ key: 'f' }] },
+  { action: 'shading', bindings: [{ key: 's' }] },
   { action: 'help', bindings: [{ key: '?' }] },
 ];
 

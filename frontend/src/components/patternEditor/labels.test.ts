@@ -16,6 +16,9 @@ const pattern = (
   prefix_ranks: ranks,
   order: id,
   client_id: null,
+  source: 'written' as const,
+  rule: null,
+  scores: null,
 });
 
 describe('labels', () => {

@@ -9,7 +9,14 @@ export const MIN_PREFIXES = 3;
 
 export const KINDS: readonly PatternKind[] = ['shallow', 'semantic', 'shallow+semantic'];
 
-export interface DisplayPattern extends Pattern {
+/**
+ * A pattern as the editor holds it: the annotator's, or a gold one (whose `source` may
+ * be `adopted`); one made here and not answered yet has no source, rule or scores.
+ */
+export interface DisplayPattern extends Omit<Pattern, 'source' | 'rule' | 'scores'> {
+  source?: string;
+  rule?: Pattern['rule'];
+  scores?: Pattern['scores'];
   /** Made or changed here and not confirmed by the server yet. */
   pending: boolean;
   /** 1-based position in the list: the chip reads "P{number}". */
@@ -57,7 +64,7 @@ export interface DisplayState {
 
 /** The server's state with the queued writes of this key applied in order. */
 export function applyPending(state: AnnotationState, writes: readonly QueuedWrite[]): DisplayState {
-  let patterns: (Pattern & { pending: boolean })[] = [...state.patterns]
+  let patterns: Omit<DisplayPattern, 'number' | 'colour'>[] = [...state.patterns]
     .sort((a, b) => a.order - b.order)
     .map((pattern) => ({ ...pattern, pending: false }));
   let note = state.note;

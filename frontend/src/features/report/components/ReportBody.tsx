@@ -9,6 +9,7 @@ import type { ChartBar, ChartLabel } from './Figure2Chart';
 import { layerRanges, makeFormatters } from '../lib/format';
 import { AgreementTables } from './AgreementTables';
 import { NoRatings } from './LayerRows';
+import { PatternScoresTable } from './PatternScoresTable';
 import {
   CoverageTable,
   GoldAgreementTable,
@@ -233,6 +234,13 @@ export function ReportBody({
       <section className="stack" aria-labelledby="jaccard-heading">
         <h2 id="jaccard-heading">{t('report.jaccard.heading')}</h2>
         <JaccardTable report={report} f={f} />
+      </section>
+
+      <section className="stack" aria-labelledby="scores-heading">
+        <h2 id="scores-heading">{t('report.scores.heading')}</h2>
+        <p className="muted">{t('report.scores.definition')}</p>
+        <PatternScoresTable report={report} f={f} />
+        <p className="muted">{t('report.scores.anchor')}</p>
       </section>
 
       <section className="stack" aria-labelledby="values-heading">

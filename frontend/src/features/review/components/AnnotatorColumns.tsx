@@ -2,6 +2,7 @@ import { useTranslation } from 'react-i18next';
 
 import type { ReviewAnnotation, ReviewPattern } from '../../../api/review';
 import { columnLetter } from './ReviewGrid';
+import { PatternEvidence } from '../../../components/evidence/PatternEvidence';
 
 /**
  * One column per annotator: their status, note and patterns, each pattern with Adopt
@@ -57,6 +58,7 @@ export function AnnotatorColumns({
                     {t(`labels.${pattern.kind}`)} ·{' '}
                     {t('review.ranks', { ranks: pattern.prefix_ranks.join(', ') })}
                   </p>
+                  <PatternEvidence pattern={pattern} />
                   {adoptedIds.has(pattern.id) && (
                     <p className="muted" id={`adopted-${pattern.id}`}>
                       {t('review.alreadyAdopted')}

@@ -1,6 +1,7 @@
 import { useTranslation } from 'react-i18next';
 
 import type { GoldDisplayPattern } from '../hooks/reviewQueue';
+import { PatternEvidence } from '../../../components/evidence/PatternEvidence';
 
 /** The gold's patterns, each with where it came from (adopted from whom, or written). */
 export function GoldPatternList({
@@ -37,6 +38,7 @@ export function GoldPatternList({
               ? t('review.adoptedFrom', { annotator: pattern.source_annotator })
               : t('review.written')}
           </p>
+          <PatternEvidence pattern={pattern} />
           {!readOnly && (
             <div className="composer-actions">
               <button

@@ -1,4 +1,4 @@
-import type { CSSProperties, Dispatch, Ref } from 'react';
+import type { CSSProperties, Dispatch, ReactNode, Ref } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import type { ReviewAnnotation } from '../../../api/review';
@@ -7,6 +7,7 @@ import palette from '../../report/lib/figure2Palette.json';
 import { PrefixGrid } from '../../../components/patternEditor/PrefixGrid';
 import type { SelectionAction, SelectionState } from '../../../components/patternEditor/selection';
 import { visibleToken } from '../lib/visibleToken';
+import type { Shading } from '../../../components/evidence/ExampleText';
 
 const COLOURS = palette as Record<PrefixLabelValue, string>;
 /** Dark text where the palette's colour is light, white where it is dark. */
@@ -69,6 +70,9 @@ interface ReviewGridProps {
   selection: SelectionState;
   dispatch: Dispatch<SelectionAction>;
   readOnly: boolean;
+  shading?: Shading;
+  /** What follows the grid in its column (the samples and held-out examples). */
+  after?: ReactNode;
   ref?: Ref<HTMLDivElement>;
 }
 
@@ -76,7 +80,7 @@ interface ReviewGridProps {
  * The curator's prefixes: a column of labels per annotator (lettered, the legend names
  * them) and one for the gold, a row marked where the annotators disagree.
  */
-export function ReviewGrid({ annotations, goldLabels, ...grid }: ReviewGridProps) {
+export function ReviewGrid({ annotations, goldLabels, after, ...grid }: ReviewGridProps) {
   const { t } = useTranslation();
   // One label column per annotator and one for the gold, the same in the head and the rows
   // (styles.css sizes them from this count).
@@ -166,6 +170,7 @@ export function ReviewGrid({ annotations, goldLabels, ...grid }: ReviewGridProps
           );
         }}
       />
+      {after}
     </div>
   );
 }

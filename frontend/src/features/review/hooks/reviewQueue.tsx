@@ -18,11 +18,11 @@ import type { QueuedWrite, Transport } from '../../../lib/writeQueue/writeQueue'
 export type GoldState = AnnotationState & {
   is_check: boolean;
   curator: string | null;
-  patterns: (AnnotationState['patterns'][number] & GoldPattern)[];
+  patterns: (AnnotationState['patterns'][number] & Omit<GoldPattern, 'source'>)[];
 };
 
 /** A gold pattern as the review screen shows it (a pending one has no source yet). */
-export type GoldDisplayPattern = DisplayPattern & Partial<GoldPattern>;
+export type GoldDisplayPattern = DisplayPattern & Partial<Omit<GoldPattern, 'source' | 'scores'>>;
 
 /** The key's gold as an annotation state; no gold yet is a "new" state at version 0. */
 export function goldState(keyId: number, gold: Gold | null): GoldState {
@@ -39,7 +39,11 @@ export function goldState(keyId: number, gold: Gold | null): GoldState {
     active_seconds: 0,
     is_check: gold?.is_check ?? false,
     curator: gold?.curator ?? null,
-    patterns: (gold?.patterns ?? []).map((pattern, order) => ({ ...pattern, order })),
+    // The gold's own sources (`adopted`) ride along in the annotator patterns' shape.
+    patterns: (gold?.patterns ?? []).map((pattern, order) => ({
+      ...pattern,
+      order,
+    })) as unknown as GoldState['patterns'],
   };
 }
 

@@ -22,5 +22,6 @@ export const REVIEW_KEYMAP: readonly (KeymapEntry & { action: ReviewAction })[] 
   { action: 'add', bindings: [{ key: 'Enter' }] },
   { action: 'note', bindings: [{ key: 'n' }] },
   { action: 'submit', bindings: [{ key: 'Enter', ctrl: true }] },
+  { action: 'shading', bindings: [{ key: 's' }] },
   { action: 'help', bindings: [{ key: '?' }] },
 ];

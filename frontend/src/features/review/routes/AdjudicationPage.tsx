@@ -28,6 +28,12 @@ import { useReviewQueue } from '../hooks/reviewQueue';
 import type { GoldDisplayPattern } from '../hooks/reviewQueue';
 import { useGoldKey } from '../hooks/useGoldKey';
 import { REVIEW_KEYMAP, type ReviewAction } from '../lib/reviewKeymap';
+import { useAuth } from '../../../lib/auth';
+import { ShadingToggle } from '../../../components/evidence/ShadingToggle';
+import { useShading } from '../../../components/evidence/useShading';
+import { HeldOutFolds } from '../components/HeldOutFolds';
+import { ReviewSuggestions } from '../components/ReviewSuggestions';
+import { reviewEvidence } from '../lib/reviewEvidence';
 
 export function AdjudicationPage() {
   const { t } = useTranslation();
@@ -46,6 +52,8 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   const note = useNoteAutosave(queue, keyId, ready);
   const [helpOpen, setHelpOpen] = useState(false);
   const [characterKeys, setCharacterKeys] = useCharacterKeys();
+  const { user } = useAuth();
+  const [shadingOn, setShading] = useShading(user?.id);
   const noteRef = useRef<HTMLTextAreaElement>(null);
   const submitted = display?.status === 'submitted';
   // Save gold never drops the pattern still in the composer: it asks first, as the
@@ -156,6 +164,9 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           case 'help':
             setHelpOpen(true);
             break;
+          case 'shading':
+            setShading(!shadingOn);
+            break;
         }
       },
     });
@@ -191,6 +202,8 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
   }
 
   const { key, annotations, flags, neighbours } = detail;
+  const evidence = reviewEvidence(detail);
+  const shading = { on: shadingOn, max: evidence.maxCoefficient };
   // KeyboardHelp lists REVIEW_KEYMAP's entries only, so every action it asks about is one.
   const describeAction = (action: KeyAction) => t(`review.help.${action as ReviewAction}`);
   const statusOf = new Map(annotations.map((annotation) => [annotation.annotator, annotation]));
@@ -239,7 +252,13 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           characterKeys={characterKeys}
           onCharacterKeys={setCharacterKeys}
           onHelp={() => setHelpOpen(true)}
-        />
+        >
+          <ShadingToggle
+            on={shadingOn}
+            onChange={setShading}
+            shortcut={characterKeys ? 's' : undefined}
+          />
+        </EditorTools>
       </div>
 
       <WorkspaceNotice notice={notice} at="top" onDismiss={() => setNotice(null)} />
@@ -260,6 +279,7 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
         {key.value_top_tokens && key.value_top_tokens.length > 0 && (
           <ValueTokens tokens={key.value_top_tokens} />
         )}
+        <ReviewSuggestions suggestions={detail.suggestions} />
       </div>
 
       <div className="review-layout">
@@ -272,6 +292,10 @@ function Adjudication({ keyId, queue }: { keyId: number; queue: WriteQueue }) {
           selection={selection}
           dispatch={dispatch}
           readOnly={submitted}
+          shading={shading}
+          after={
+            <HeldOutFolds evidence={evidence} isCausal={key.study.is_causal} shading={shading} />
+          }
         />
         <GoldPanel
           curator={server?.curator}

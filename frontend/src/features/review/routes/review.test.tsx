@@ -81,6 +81,13 @@ function makeGold(overrides: Partial<Gold> = {}): Gold {
   };
 }
 
+const NO_SCORES = {
+  detection: null,
+  embedding: null,
+  shuffled_detection: null,
+  shuffled_embedding: null,
+};
+
 function goldPattern(overrides: Partial<GoldPattern> = {}): GoldPattern {
   return {
     id: 900,
@@ -91,6 +98,8 @@ function goldPattern(overrides: Partial<GoldPattern> = {}): GoldPattern {
     source_annotator: null,
     source_pattern_id: null,
     client_id: null,
+    rule: null,
+    scores: NO_SCORES,
     ...overrides,
   };
 }
@@ -107,6 +116,10 @@ function makeDetail(overrides: Partial<ReviewKeyDetail> = {}): ReviewKeyDetail {
       value_top_tokens: [],
     },
     prefixes: Array.from({ length: 5 }, (_, i) => makePrefix(i + 1)),
+    samples: [],
+    heldout: [],
+    heldout_random: [],
+    suggestions: [],
     annotations: [
       {
         id: 1,
@@ -115,7 +128,17 @@ function makeDetail(overrides: Partial<ReviewKeyDetail> = {}): ReviewKeyDetail {
         note: '',
         submitted_at: '2025-03-01T09:30:00Z',
         active_seconds: 60,
-        patterns: [{ id: 501, description: 'numbers', kind: 'shallow', prefix_ranks: [1, 3, 4] }],
+        patterns: [
+          {
+            id: 501,
+            description: 'numbers',
+            kind: 'shallow',
+            prefix_ranks: [1, 3, 4],
+            source: 'written',
+            rule: null,
+            scores: NO_SCORES,
+          },
+        ],
         labels: ['shallow', 'not-covered', 'shallow', 'shallow', 'not-covered'],
       },
       {
@@ -126,7 +149,15 @@ function makeDetail(overrides: Partial<ReviewKeyDetail> = {}): ReviewKeyDetail {
         submitted_at: '2025-03-01T09:30:00Z',
         active_seconds: 90,
         patterns: [
-          { id: 601, description: 'quantities', kind: 'semantic', prefix_ranks: [1, 3, 5] },
+          {
+            id: 601,
+            description: 'quantities',
+            kind: 'semantic',
+            prefix_ranks: [1, 3, 5],
+            source: 'written',
+            rule: null,
+            scores: NO_SCORES,
+          },
         ],
         labels: ['semantic', 'not-covered', 'semantic', 'not-covered', 'semantic'],
       },
@@ -785,5 +816,83 @@ describe('the adjudication screen', () => {
     });
     renderApp({ path: '/manage/review', user: dora });
     await waitFor(() => expect(sent).toEqual([{ version: 3, note: 'left over' }]));
+  });
+});
+
+describe('the evidence on the review screen', () => {
+  const heldout = (rank: number | null, text: string) => ({
+    ...makePrefix(1, { text, trigger_token: ' end' }),
+    rank,
+    tokens: [text, ' end'],
+    token_coefficients: [0, 20],
+  });
+
+  it("shows each pattern's scores and the held-out examples, shaded on the key scale", async () => {
+    const user = userEvent.setup();
+    const detail = makeDetail({
+      heldout: [heldout(26, 'held top'), heldout(27, 'held second')],
+      heldout_random: [heldout(null, 'held random')],
+      suggestions: [
+        {
+          id: 5,
+          method: 'rule',
+          kind: 'shallow',
+          description: 'trigger token "end"',
+          rule: { type: 'token', value: 'end' },
+          prefix_ranks: [1, 2, 3],
+          scores: {
+            detection: 0.7,
+            embedding: 0.6,
+            shuffled_detection: 0.5,
+            shuffled_embedding: 0.5,
+          },
+          decisions: [
+            { annotator: 'bob', decision: 'accepted', pattern_id: 601, at: '2025-03-01T09:30:00Z' },
+            {
+              annotator: 'alice',
+              decision: 'dismissed',
+              pattern_id: null,
+              at: '2025-03-01T09:31:00Z',
+            },
+          ],
+        },
+      ],
+    });
+    const bob = detail.annotations[1]!;
+    bob.patterns[0] = {
+      ...bob.patterns[0]!,
+      source: 'suggestion',
+      rule: { type: 'token', value: 'end' },
+      scores: {
+        detection: 0.82,
+        embedding: 0.615,
+        shuffled_detection: 0.5,
+        shuffled_embedding: null,
+      },
+    };
+    mockApi({ 'GET /api/review/keys/10/': () => json(200, detail) });
+    renderApp({ path: KEY_PATH, user: carol });
+
+    const cards = await screen.findAllByTestId('annotator-pattern');
+    const scored = cards[1]!;
+    expect(within(scored).getByTestId('suggestion-badge')).toHaveTextContent('suggestion');
+    expect(within(scored).getByTestId('pattern-rule')).toHaveTextContent('trigger token is “end”');
+    expect(within(scored).getByTestId('score-detection')).toHaveTextContent('0.82');
+    expect(within(scored).getByTestId('score-embedding')).toHaveAttribute('data-value', '0.615');
+    expect(within(scored).getByTestId('score-shuffled_embedding')).toHaveTextContent('—');
+
+    const suggestion = screen.getByTestId('review-suggestion');
+    expect(within(suggestion).getByTestId('suggestion-decisions')).toHaveTextContent(
+      '2 decisions: bob accepted, alice dismissed',
+    );
+    expect(within(suggestion).getByTestId('score-detection')).toHaveTextContent('0.70');
+
+    const folds = screen.getAllByTestId('heldout-fold');
+    expect(folds.map((fold) => fold.dataset.fold)).toEqual(['heldout', 'heldout-random']);
+    await user.click(folds[0]!.querySelector('summary')!);
+    const rowsShown = within(folds[0]!).getAllByTestId('example-row');
+    expect(rowsShown).toHaveLength(2);
+    // The key's maximum is 25 (makeDetail): 20 is 0.8 of it.
+    expect(within(rowsShown[0]!).getAllByTestId('shaded-token')[1]!.dataset.share).toBe('0.800');
   });
 });

@@ -10,4 +10,6 @@ export const workspaceKeys = {
   /** Cached per study and per latest version, so that a new version is read afresh. */
   guidelines: (studyId: number, version: number | null) =>
     ['guidelines', studyId, version] as const,
+  /** The key's suggestions with the user's own decisions. */
+  suggestions: (keyId: number) => ['suggestions', keyId] as const,
 };

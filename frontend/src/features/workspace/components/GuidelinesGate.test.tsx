@@ -19,7 +19,15 @@ function guidelines(overrides: Partial<StudyGuidelines> = {}): StudyGuidelines {
   };
 }
 
-const unread = makeKey({ study: { id: 7, guideline_version: 1, guidelines_acknowledged: false } });
+const unread = makeKey({
+  study: {
+    id: 7,
+    guideline_version: 1,
+    guidelines_acknowledged: false,
+    suggestions_enabled: false,
+    show_scores: false,
+  },
+});
 
 beforeEach(() => {
   window.sessionStorage.clear();
@@ -56,7 +64,15 @@ describe('the guidelines in the workspace', () => {
       'GET /api/keys/10/?assignment=3': () =>
         json(
           200,
-          makeKey({ study: { id: 7, guideline_version: 2, guidelines_acknowledged: false } }),
+          makeKey({
+            study: {
+              id: 7,
+              guideline_version: 2,
+              guidelines_acknowledged: false,
+              suggestions_enabled: false,
+              show_scores: false,
+            },
+          }),
         ),
       'GET /api/studies/7/guidelines/': () =>
         json(200, guidelines({ version: 2, text: 'New **rule**.', acknowledged_version: 1 })),
@@ -95,7 +111,15 @@ describe('the guidelines in the workspace', () => {
       'GET /api/keys/10/?assignment=3': () =>
         json(
           200,
-          makeKey({ study: { id: 7, guideline_version: 1, guidelines_acknowledged: true } }),
+          makeKey({
+            study: {
+              id: 7,
+              guideline_version: 1,
+              guidelines_acknowledged: true,
+              suggestions_enabled: false,
+              show_scores: false,
+            },
+          }),
         ),
       'GET /api/studies/7/guidelines/': () =>
         json(200, guidelines({ acknowledged: true, acknowledged_version: 1 })),

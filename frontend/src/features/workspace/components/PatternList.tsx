@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 
 import type { DisplayPattern } from '../../../components/patternEditor/labels';
 import { markBidiControls, VisibleText } from '../../../components/patternEditor/tokenDisplay';
+import { PatternEvidence } from '../../../components/evidence/PatternEvidence';
 
 /** A pattern just deleted, whose delete can still be taken back. */
 export interface DeletedPattern {
@@ -92,6 +93,7 @@ export function PatternList({
                   {t('patterns.covers', { count: pattern.prefix_ranks.length })}
                   {pattern.pending && ` · ${t('patterns.pending')}`}
                 </span>
+                <PatternEvidence pattern={pattern} />
                 {!readOnly && (
                   <span className="pattern-actions">
                     <button

@@ -6,6 +6,7 @@ import type { DisplayPattern } from '../../../components/patternEditor/labels';
 import { PrefixGrid } from '../../../components/patternEditor/PrefixGrid';
 import { markBidiControls, TokenText } from '../../../components/patternEditor/tokenDisplay';
 import type { SelectionAction, SelectionState } from '../../../components/patternEditor/selection';
+import type { Shading } from '../../../components/evidence/ExampleText';
 
 interface PrefixListProps {
   prefixes: readonly TriggerPrefix[];
@@ -15,6 +16,7 @@ interface PrefixListProps {
   patterns: readonly DisplayPattern[];
   labels: ReadonlyMap<number, PrefixLabelValue>;
   readOnly: boolean;
+  shading?: Shading;
   ref?: Ref<HTMLDivElement>;
 }
 

@@ -38,6 +38,13 @@ import { useNoteAutosave } from '../../../lib/writeQueue/useNoteAutosave';
 import { useQueueNotices } from '../../../lib/writeQueue/useQueueNotices';
 import { usePatternEditor } from '../../../components/patternEditor/usePatternEditor';
 import { useUndoableDelete } from '../hooks/useUndoableDelete';
+import { ActivationHistogram } from '../../../components/evidence/ActivationHistogram';
+import { SampleFolds } from '../../../components/evidence/ExampleFolds';
+import { ShadingToggle } from '../../../components/evidence/ShadingToggle';
+import { useShading } from '../../../components/evidence/useShading';
+import { keyEvidence } from '../lib/keyEvidence';
+import { SuggestionsPanel } from '../components/SuggestionsPanel';
+import { useSuggestions } from '../hooks/useSuggestions';
 import type { WriteQueue } from '../../../lib/writeQueue/writeQueue';
 
 export function KeyWorkspacePage() {
@@ -79,6 +86,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const [flagOpen, setFlagOpen] = useState(false);
   const [confirmEmpty, setConfirmEmpty] = useState(false);
   const [characterKeys, setCharacterKeys] = useCharacterKeys();
+  const [shadingOn, setShading] = useShading(userId);
   const [advancing, setAdvancing] = useState(false);
   const [done, setDone] = useState(false);
   const undoable = useUndoableDelete(queue, keyId);
@@ -87,6 +95,8 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   const noteRef = useRef<HTMLTextAreaElement>(null);
 
   const prefixes = useMemo(() => (load.kind === 'ready' ? load.detail.prefixes : []), [load]);
+  const evidence = useMemo(() => (load.kind === 'ready' ? keyEvidence(load.detail) : null), [load]);
+  const shading = { on: shadingOn, max: evidence?.maxCoefficient };
   const ranks = useMemo(() => prefixes.map((prefix) => prefix.rank), [prefixes]);
 
   const display = useMemo(() => (server ? applyPending(server, pending) : null), [server, pending]);
@@ -132,6 +142,14 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
   );
 
   // -- the queue's news about this key ---------------------------------------------
+
+  const suggestions = useSuggestions({
+    keyId,
+    enabled: load.kind === 'ready' && load.detail.study.suggestions_enabled,
+    queue,
+    fallbackVersion: server?.version ?? 0,
+    onState: adopt,
+  });
 
   const { notice, setNotice } = useQueueNotices(queue, keyId, {
     adopt,
@@ -234,6 +252,9 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
           case 'flag':
             setFlagOpen(true);
             break;
+          case 'shading':
+            setShading(!shadingOn);
+            break;
         }
       },
     });
@@ -321,16 +342,33 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
       <KeyActivityNotice prefixes={prefixes} />
 
       <div className="workspace-grid">
-        <PrefixList
-          ref={listRef}
-          prefixes={prefixes}
-          isCausal={detail.is_causal}
-          selection={selection}
-          dispatch={dispatch}
-          patterns={display?.patterns ?? []}
-          labels={labels}
-          readOnly={submitted}
-        />
+        <div className="workspace-main">
+          {/* Above the list, not in the header's tools: the header stays one line high,
+              so that the composer and Submit are on screen when a key opens. */}
+          <div className="shading-bar">
+            <ShadingToggle
+              on={shadingOn}
+              onChange={setShading}
+              shortcut={characterKeys ? 's' : undefined}
+            />
+          </div>
+          <PrefixList
+            ref={listRef}
+            prefixes={prefixes}
+            isCausal={detail.is_causal}
+            selection={selection}
+            dispatch={dispatch}
+            patterns={display?.patterns ?? []}
+            labels={labels}
+            readOnly={submitted}
+            shading={shading}
+          />
+          <SampleFolds
+            samples={evidence?.samples ?? []}
+            isCausal={detail.is_causal}
+            shading={shading}
+          />
+        </div>
         <aside className="workspace-side">
           <PatternComposer {...editor.composerProps} />
           <WorkspaceNotice notice={notice} at="composer" onDismiss={() => setNotice(null)} />
@@ -350,6 +388,18 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
             }
           />
           <WorkspaceNotice notice={notice} at="patterns" onDismiss={() => setNotice(null)} />
+          {suggestions.shown && (
+            <SuggestionsPanel
+              suggestions={suggestions.suggestions}
+              readOnly={submitted}
+              busy={suggestions.busy}
+              failed={suggestions.failed}
+              error={suggestions.error}
+              onAccept={suggestions.accept}
+              onDismiss={suggestions.dismiss}
+              onShow={(suggestion) => dispatch({ type: 'set', ranks: suggestion.prefix_ranks })}
+            />
+          )}
           <section className="card">
             <NoteField
               id="annotation-note"
@@ -365,6 +415,7 @@ function Workspace({ keyId, queue, userId }: { keyId: number; queue: WriteQueue;
             <WorkspaceNotice notice={notice} at="note" onDismiss={() => setNotice(null)} />
           </section>
           {detail.value_top_tokens && <ValueTokens tokens={detail.value_top_tokens} />}
+          <ActivationHistogram histogram={evidence?.histogram} density={evidence?.density} />
           <SubmitCard
             submitted={submitted}
             advancing={advancing}

@@ -76,6 +76,9 @@ function created(state: AnnotationState, body: { description: string; client_id:
         prefix_ranks: [1, 2, 3],
         order: 0,
         client_id: body.client_id,
+        source: 'written' as const,
+        rule: null,
+        scores: null,
       },
     ],
   };
