@@ -11,8 +11,9 @@ MAX_RANK = 100_000
 MAX_VERSION = 2**31 - 1
 MAX_LAYER = 10_000  # layers are numbered from 1
 MAX_LIST = 1_000  # items of a comma-separated list in a query string
-# A study's top_k: mining keeps a running top-64 per key (mining.core.MineConfig.keep_k)
-# and refuses a larger top_k, and the mining API caps it there too; an import the same.
+# A study's top_k, as an import takes it: mining keeps a running top-64 per key
+# (mining.core.MineConfig.keep_k). A mined study's top_k is smaller still (at most 28:
+# mining keeps the top 2·top_k, docs/evidence.md), and the mining API caps it there.
 MAX_TOP_K = 64
 # Annotators of one key: an assignment's overlap (annotators per key) is at most this.
 MAX_ANNOTATORS_PER_KEY = 1_000

@@ -111,7 +111,7 @@ class MiningRunListCreateApi(APIView):
         sentences = serializers.ChoiceField(choices=["split", "lines"], default="split")
         keys_per_layer = serializers.IntegerField(min_value=1, max_value=1_000_000, default=10)
         all_keys = serializers.BooleanField(default=False)
-        top_k = serializers.IntegerField(min_value=1, max_value=64, default=25)
+        top_k = serializers.IntegerField(min_value=1, max_value=MineConfig().max_top_k, default=25)
         seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
         device = serializers.RegexField(r"^(cpu|cuda(:\d+)?)$", max_length=12, default="cpu")
         dtype = serializers.ChoiceField(choices=["float32", "bfloat16"], default="float32")

@@ -86,6 +86,7 @@ def test_cancel_marks_the_run_and_asks_shards_to_stop(carol):
     [
         ({**BODY, "top_k": 0}, "top_k"),
         ({**BODY, "top_k": "many"}, "top_k"),
+        ({**BODY, "top_k": 29}, "top_k"),  # mining keeps 2·top_k of its top-64
         ({**BODY, "device": "tpu"}, "device"),
         ({**BODY, "dtype": "float8"}, "dtype"),
         ({"model": "x", "corpus": "y"}, "study_name"),

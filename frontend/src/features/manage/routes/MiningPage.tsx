@@ -298,7 +298,7 @@ function MiningForm({ onCreated }: { onCreated: (run: MiningRun) => void }) {
           />
           {t('mining.fields.all_keys')}
         </label>
-        {text('top_k', 'number', { min: 1, max: 64 })}
+        {text('top_k', 'number', { min: 1, max: 28 })}
         {text('seed', 'number', { min: 0 })}
         <label className="checkbox">
           <input
