@@ -216,7 +216,7 @@ def llm_server() -> Iterator[dict[str, Any]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     state["config"] = LlmConfig(
         base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="m", timeout_s=10
