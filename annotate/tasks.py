@@ -26,14 +26,21 @@ def score_patterns(
     missing_only: bool = True,
 ) -> None:
     """Score a study's rows (``scores_compute``); with ``study_id`` None, the studies of
-    the given rows. A study or a row deleted since it was queued is skipped."""
+    the given rows, and there, with ``missing_only``, every row still missing its scores
+    (the pending changes of the whole study in one go: ``scores_clear_and_queue``). A
+    study or a row deleted since it was queued is skipped."""
     ids = {
         "pattern_ids": pattern_ids,
         "gold_pattern_ids": gold_pattern_ids,
         "suggestion_ids": suggestion_ids,
     }
     try:
-        studies = [study_id] if study_id is not None else scores_studies_of(**ids)
+        if study_id is not None:
+            studies = [study_id]
+        else:
+            studies = scores_studies_of(**ids)
+            if missing_only:  # coalesced: whatever of the study is pending, these included
+                ids = dict.fromkeys(ids)
         for pk in studies:
             if Study.objects.filter(pk=pk).exists():
                 scores_compute(study_id=pk, missing_only=missing_only, **ids)

@@ -134,6 +134,7 @@ def scores_compute(
     With no ids, every row of the three tables; with ids for some tables, those rows only
     (a table given no ids is left alone). ``missing_only``: only rows not scored yet."""
     from annotate.evidence.scores import (
+        SCORE_FIELDS,
         HeldOut,
         group_centroids,
         score_dicts,
@@ -170,6 +171,14 @@ def scores_compute(
             key_id__in=key_ids[needed].tolist(), kind__in=KeyExample.HELD_OUT_KINDS
         ).values_list("key_id", "kind", "text", "trigger_token")
     )
+    if not examples:
+        # No held-out examples on either key of any target: every score is undefined
+        # (null), and the embedder is not loaded for nothing (every pattern save of a
+        # study without them, an import of an older file, queues this job).
+        nulls = [dict.fromkeys(SCORE_FIELDS) for _ in targets.ids]
+        for name in wanted:
+            written[name] = _write(name, targets, nulls)
+        return written
     without = np.flatnonzero([not d for d in targets.descriptions])
     centroid_of, prefix_texts = _prefix_texts(targets, without)
 
@@ -288,11 +297,16 @@ def _send(kwargs: dict[str, Any]) -> None:
 
 def scores_clear_and_queue(pattern: Pattern | GoldPattern) -> None:
     """A pattern changed (or was made): queue its scoring on commit. Its ``scores`` must be
-    cleared by the caller's save (``scores_cleared``), so that nothing stale is shown."""
+    cleared by the caller's save (``scores_cleared``), so that nothing stale is shown.
+
+    The job scores every row of the pattern's study that is missing its scores, this one
+    among them (``missing_only``): twenty annotators saving patterns send a job a save,
+    and the first job to run takes all that are pending, so that the rest find nothing
+    to do instead of each embedding its key's examples again behind an export."""
     if isinstance(pattern, GoldPattern):
-        scores_queue(gold_pattern_ids=[pattern.pk], missing_only=False)
+        scores_queue(gold_pattern_ids=[pattern.pk], missing_only=True)
     else:
-        scores_queue(pattern_ids=[pattern.pk], missing_only=False)
+        scores_queue(pattern_ids=[pattern.pk], missing_only=True)
 
 
 def scores_cleared(pattern: Pattern | GoldPattern) -> list[str]:

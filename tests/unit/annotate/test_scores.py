@@ -25,6 +25,7 @@ from tests.factories import (
     PatternFactory,
     StudyFactory,
     SuggestionFactory,
+    annotate_key,
     key_with_prefixes,
 )
 
@@ -303,7 +304,21 @@ def test_a_changed_pattern_loses_its_scores_and_its_rescoring_is_queued_on_commi
     assert pattern.scores == {}
     sent = [c for c in callbacks if getattr(c, "func", None) is score_service._send]
     assert [c.args[0]["pattern_ids"] for c in sent] == [[pattern.pk]]
-    assert sent[0].args[0]["missing_only"] is False
+    assert sent[0].args[0]["missing_only"] is True  # with whatever else is pending
+
+
+def test_the_job_of_one_changed_pattern_scores_every_pending_row_of_its_study(study):
+    # Coalesced: one job, sent for one pattern, takes every row of the study that is
+    # missing its scores, so that a backlog of such jobs costs one embedding pass.
+    from annotate.tasks import score_patterns
+
+    first = pattern_on(study, "paris", "the city of Paris")
+    second = pattern_on(study, "river", "rivers and streams")
+    score_patterns.run(pattern_ids=[first.pk], missing_only=True)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.scores["embedding"] is not None
+    assert second.scores["embedding"] is not None
 
 
 def test_the_score_command_computes_the_missing_scores(study, capsys):
@@ -317,3 +332,31 @@ def test_the_score_command_computes_the_missing_scores(study, capsys):
 def test_the_score_command_names_an_unknown_study():
     with pytest.raises(CommandError, match="no study 'nope'"):
         call_command("score", "--study", "nope")
+
+
+def test_a_study_without_held_out_examples_scores_null_without_loading_the_embedder(
+    alice, monkeypatch
+):
+    # Every pattern save queues scoring; a study without held-out examples (an import of
+    # an older file) has nothing to score against, and must not load MiniLM for it.
+    import annotate.evidence.embedding as embedding
+
+    def refuse(texts):
+        raise AssertionError(f"the embedder was loaded for {len(texts)} texts")
+
+    monkeypatch.setattr(embedding, "embed", refuse)
+    study = StudyFactory(name="no held-out", n_layers=1)
+    key = key_with_prefixes(5, study=study, layer=1, index=0)
+    key_with_prefixes(5, study=study, layer=1, index=1)  # a partner, no examples either
+    pattern = PatternFactory(
+        annotation=annotate_key(key, alice),
+        kind="shallow",
+        description="ends in a comma",
+        rule={"type": "token", "value": ","},
+        prefixes=list(key.prefixes.all()[:3]),
+    )
+    assert scores_compute(study_id=study.pk)["patterns"] == 1
+    pattern.refresh_from_db()
+    assert pattern.scores == dict.fromkeys(
+        ("detection", "embedding", "shuffled_detection", "shuffled_embedding")
+    )
