@@ -33,6 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_db import database_env, setup_django  # noqa: E402
+
 BUDGET_S = 10.0
 MEMORY_BUDGET = 1.10
 N_LAYERS = 16
@@ -46,30 +48,6 @@ EXAMPLE_COEFFICIENTS = json.dumps([0.125 * i for i in range(12)])
 PATTERN_SCORES = json.dumps(
     {"detection": None, "embedding": 0.5, "shuffled_detection": None, "shuffled_embedding": 0.5}
 )
-
-
-def _database_env(tmp: Path) -> dict[str, str]:
-    """The environment that points Django at the bench database."""
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
-        import psycopg
-
-        admin = url.rsplit("/", 1)[0] + "/postgres"
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB}")
-            conn.execute(f"CREATE DATABASE {BENCH_DB}")
-        return {"DATABASE_URL": url.rsplit("/", 1)[0] + "/" + BENCH_DB}
-    return {"DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}"}
-
-
-def _setup_django(env: dict[str, str], data_dir: Path) -> None:
-    os.environ.update(env)
-    os.environ["FFKV_DATA_DIR"] = str(data_dir)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
 
 
 def _write(table: str, columns: list[str], rows: Any) -> None:
@@ -446,14 +424,14 @@ def main() -> None:
     args = parser.parse_args()
 
     if args.export_child is not None:
-        _setup_django({}, Path(args.data_dir))
+        setup_django({}, Path(args.data_dir))
         export_child(args.export_child, args.layers)
         return
 
     with tempfile.TemporaryDirectory(prefix="ffkv-bench-reports-") as tmp_name:
         tmp = Path(tmp_name)
-        env = _database_env(tmp)
-        _setup_django(env, tmp)
+        env = database_env(tmp, BENCH_DB)
+        setup_django(env, tmp)
         from django.db import connection
 
         start = time.perf_counter()

@@ -18,7 +18,6 @@ Prints its figures and exits 0 even when a budget is missed (the printed ratio s
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -26,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.bench_db import database_env, setup_django  # noqa: E402
 
 DEMO_BUDGET_S = 60.0
 DEMO_LAYERS, DEMO_KEYS_PER_LAYER = 30, 2
@@ -64,29 +65,6 @@ WORDS = [
     "colour",
     "time",
 ]
-
-
-def _database_env(tmp: Path) -> dict[str, str]:
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
-        import psycopg
-
-        admin = url.rsplit("/", 1)[0] + "/postgres"
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB}")
-            conn.execute(f"CREATE DATABASE {BENCH_DB}")
-        return {"DATABASE_URL": url.rsplit("/", 1)[0] + "/" + BENCH_DB}
-    return {"DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}"}
-
-
-def _setup_django(env: dict[str, str], data_dir: Path) -> None:
-    os.environ.update(env)
-    os.environ["FFKV_DATA_DIR"] = str(data_dir)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
 
 
 def _sentence(rng, n_words: int) -> str:
@@ -199,7 +177,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ffkv-bench-suggestions-") as tmp_name:
         tmp = Path(tmp_name)
-        _setup_django(_database_env(tmp), tmp)
+        setup_django(database_env(tmp, BENCH_DB), tmp)
         from django.core.management import call_command
         from django.db import connection
 
