@@ -1,8 +1,7 @@
 import { useTranslation } from 'react-i18next';
 
 import type { ReviewKeyDetail } from '../../../api/review';
-import { PatternEvidence } from '../../../components/evidence/PatternEvidence';
-import { VisibleText } from '../../../components/patternEditor/tokenDisplay';
+import { SuggestionSummary } from '../../../components/evidence/SuggestionSummary';
 
 /**
  * The machine's suggestions for the key as the curator sees them: each with its rule, its
@@ -26,22 +25,7 @@ export function ReviewSuggestions({
             data-testid="review-suggestion"
             data-method={suggestion.method}
           >
-            <p>
-              <strong>{t('evidence.suggestionNumber', { number: index + 1 })}</strong>{' '}
-              <span className="badge">{t(`evidence.method.${suggestion.method}`)}</span>{' '}
-              <span className="muted">
-                {t(`labels.${suggestion.kind}`)} ·{' '}
-                {t('review.ranks', { ranks: suggestion.prefix_ranks.join(', ') })}
-              </span>
-            </p>
-            {suggestion.description ? (
-              <p>
-                <VisibleText text={suggestion.description} />
-              </p>
-            ) : (
-              <p className="muted">{t('evidence.cluster')}</p>
-            )}
-            <PatternEvidence pattern={suggestion} />
+            <SuggestionSummary number={index + 1} suggestion={suggestion} />
             <p className="muted" data-testid="suggestion-decisions">
               {suggestion.decisions.length === 0
                 ? t('evidence.noDecisions')

@@ -2,8 +2,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import type { Suggestion } from '../../../api/types';
-import { PatternEvidence } from '../../../components/evidence/PatternEvidence';
-import { VisibleText } from '../../../components/patternEditor/tokenDisplay';
+import { SuggestionSummary } from '../../../components/evidence/SuggestionSummary';
 
 /** A cluster has no description: the annotator writes one as they accept it. */
 function DescribeAndAccept({
@@ -113,22 +112,7 @@ export function SuggestionsPanel({
                   data-method={suggestion.method}
                   data-decision={suggestion.decision ?? ''}
                 >
-                  <p>
-                    <strong>{t('evidence.suggestionNumber', { number })}</strong>{' '}
-                    <span className="badge">{t(`evidence.method.${suggestion.method}`)}</span>{' '}
-                    <span className="muted">
-                      {t(`labels.${suggestion.kind}`)} ·{' '}
-                      {t('review.ranks', { ranks: suggestion.prefix_ranks.join(', ') })}
-                    </span>
-                  </p>
-                  {suggestion.description ? (
-                    <p>
-                      <VisibleText text={suggestion.description} />
-                    </p>
-                  ) : (
-                    <p className="muted">{t('evidence.cluster')}</p>
-                  )}
-                  <PatternEvidence pattern={suggestion} />
+                  <SuggestionSummary number={number} suggestion={suggestion} />
                   <div className="composer-actions">
                     <button type="button" onClick={() => onShow(suggestion)}>
                       {t('evidence.showPrefixes')}
