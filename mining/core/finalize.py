@@ -243,52 +243,58 @@ def token_coefficients(
     """Re-run only the listed sentences (each once, sorted by length, batched) in
     float32 and capture every listed key's coefficient at every position of each of its
     sentences, all keys of a layer in one gather: {(layer, index, sentence): [tokens]}
-    float32, special and padding positions included (the caller keeps the real ones)."""
-    wanted: dict[int, list[tuple[int, int, tuple[int, int, int]]]] = {}
-    layer_cols: dict[int, list[int]] = {}
-    for (layer, index), sentences in requests.items():
-        cols = layer_cols.setdefault(layer, [])
-        if index not in cols:
-            cols.append(index)
-        col = cols.index(index)
-        for s in sentences:
-            wanted.setdefault(int(s), []).append((layer, col, (layer, index, int(s))))
-    out: dict[tuple[int, int, int], np.ndarray] = {}
-    if not wanted:
-        return out
-    unique = np.array(sorted(wanted), dtype=np.int64)
-    unique = unique[np.argsort(store.lengths[unique], kind="stable")]
+    float32, special and padding positions included (the caller keeps the real ones).
+
+    The coefficients land in one array allocated before the re-run (the values returned
+    are views of its rows). Thousands of small arrays allocated batch by batch would
+    lie among the freed activations of the growing batches and keep the allocator from
+    reusing them: the re-run's memory then grew with the number of sentences
+    (docs/mining.md, "Memory")."""
+    names = [(layer, index, int(s)) for (layer, index), ss in requests.items() for s in ss]
+    if not names:
+        return {}
+    item = np.array(names, dtype=np.int64).reshape(-1, 3)  # [items, (layer, index, sentence)]
+    unique, item_sentence = np.unique(item[:, 2], return_inverse=True)
+    run = np.argsort(store.lengths[unique], kind="stable")  # the re-run's order
+    unique = unique[run]
+    slot = np.empty_like(run)
+    slot[run] = np.arange(run.size)
+    item_slot = slot[item_sentence]  # each item's sentence's place in the re-run
+    lengths = store.lengths[unique]
+    coefficients = np.zeros((len(names), int(lengths.max())), dtype=np.float32)
     device = loaded.device
-    cols_t = {layer: torch.tensor(c, device=device) for layer, c in layer_cols.items()}
+    by_layer: dict[int, tuple[torch.Tensor, np.ndarray, np.ndarray, np.ndarray]] = {}
+    for layer in np.unique(item[:, 0]).tolist():
+        mine = np.flatnonzero(item[:, 0] == layer)
+        mine = mine[np.argsort(item_slot[mine], kind="stable")]
+        cols, item_col = np.unique(item[mine, 1], return_inverse=True)
+        by_layer[layer] = (torch.from_numpy(cols).to(device), mine, item_col, item_slot[mine])
     pad_id = loaded.tokenizer.pad_token_id or 0
-    per_layer: dict[int, list[tuple[int, int, int, tuple[int, int, int]]]] = {}
+    start = 0
 
     def hook(layer: int, m: torch.Tensor) -> None:
-        items = per_layer.get(layer)
-        if not items:
+        cols, mine, item_col, slots = by_layer[layer]
+        a, b = np.searchsorted(slots, [start, start + m.shape[0]])
+        if a == b:
             return
-        sel = m.index_select(2, cols_t[layer]).float().cpu().numpy()  # [batch, pos, n]
-        for row, length, col, name in items:
-            out[name] = sel[row, :length, col].copy()
+        rows = torch.from_numpy(slots[a:b] - start).to(device)
+        at = torch.from_numpy(item_col[a:b]).to(device)
+        got = m.index_select(2, cols)[rows, :, at]  # [items of this batch, pos]
+        coefficients[mine[a:b], : m.shape[1]] = got.float().cpu().numpy()
 
     with (
         _float32(loaded),
         torch.inference_mode(),
-        loaded.capture(hook, sorted(layer_cols), coefficient=coefficient),
+        loaded.capture(hook, sorted(by_layer), coefficient=coefficient),
     ):
-        for a in range(0, unique.size, batch_size):
-            idx = unique[a : a + batch_size]
-            per_layer.clear()
-            for row, s in enumerate(idx.tolist()):
-                length = int(store.lengths[s])
-                for layer, col, name in wanted[s]:
-                    per_layer.setdefault(layer, []).append((row, length, col, name))
-            ids, present, _ = store.batch(idx, pad_id)
+        for start in range(0, unique.size, batch_size):
+            ids, present, _ = store.batch(unique[start : start + batch_size], pad_id)
             loaded.forward(
                 torch.from_numpy(ids).to(device),
                 torch.from_numpy(present.astype(np.int64)).to(device),
             )
-    return out
+    rows_length = lengths[item_slot]
+    return {name: coefficients[i, : rows_length[i]] for i, name in enumerate(names)}
 
 
 def _prefix_hash(store: CorpusStore, sentence: int, position: int) -> int:

@@ -513,6 +513,7 @@ class _StreamingMiner:
                 partial.keys.shape[0],
                 self.p.sketches(),
                 device,
+                batch_size,
             )
         self.causal = causal
         self.device = device

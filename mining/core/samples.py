@@ -164,6 +164,7 @@ class SampleSketcher:
         n_layers: int,
         tensors: dict[str, torch.Tensor],
         device: torch.device,
+        batch_size: int,
     ) -> None:
         self.n_keys = len(keys)
         self.t = tensors  # band_keys/pos/vals [n, bins, BIN_K]; rand_* [n, RANDOM_K]
@@ -182,10 +183,15 @@ class SampleSketcher:
         self._parts: list[torch.Tensor] = []
         self._real: torch.Tensor | None = None
         self._sentences: torch.Tensor | None = None
-        self._band: list[tuple[torch.Tensor, ...]] = []
-        self._rand: list[tuple[torch.Tensor, ...]] = []
-        self._n_buffered = 0
+        # Entries wait in two fixed buffers (band, random) until one holds ``cap``; a
+        # batch adds at most batch_size × n_keys to each. Fixed, because small tensors
+        # kept batch after batch would lie among the freed activations and keep the
+        # allocator from reusing them: the pass's memory then grew with the corpus
+        # (docs/mining.md, "Memory").
         self.cap = max(4096, 8 * self.n_keys * 32)
+        size = self.cap + batch_size * self.n_keys
+        self._band = _Pending(size, device)
+        self._rand = _Pending(size, device)
         self._thresholds()
 
     def _thresholds(self) -> None:
@@ -221,38 +227,62 @@ class SampleSketcher:
         bdraw = draw_keys(self.band_salts[slots], sentences)  # [batch, n]
         rows = slots[None, :] * N_SAMPLE_BINS + bins.clamp(min=0)
         keep = (bins >= 0) & (bdraw < self.band_floor[rows])
-        if bool(keep.any()):
-            self._band.append((rows[keep], bdraw[keep], where[keep], best[keep]))
-            self._n_buffered += int(keep.sum())
+        self._band.add(keep, rows, bdraw, where, best)
         rdraw = draw_keys(self.rand_salts[slots], sentences)
         rrows = slots[None, :].expand_as(rdraw)
-        keep = rdraw < self.rand_floor[rrows]
-        if bool(keep.any()):
-            self._rand.append((rrows[keep], rdraw[keep], where[keep], best[keep]))
-            self._n_buffered += int(keep.sum())
-        if self._n_buffered >= self.cap:
+        self._rand.add(rdraw < self.rand_floor[rrows], rrows, rdraw, where, best)
+        if max(self._band.n, self._rand.n) >= self.cap:
             self.flush()
 
     def flush(self) -> None:
         t = self.t
         n = self.n_keys
-        if self._band:
-            rows, keys, pos, vals = (torch.cat(p) for p in zip(*self._band, strict=True))
-            shape = (n * N_SAMPLE_BINS, BIN_K)
-            _bottom_k(
-                rows,
-                keys,
-                pos,
-                vals,
-                t["band_keys"].view(shape),
-                t["band_pos"].view(shape),
-                t["band_vals"].view(shape),
-            )
-        if self._rand:
-            rows, keys, pos, vals = (torch.cat(p) for p in zip(*self._rand, strict=True))
-            _bottom_k(rows, keys, pos, vals, t["rand_keys"], t["rand_pos"], t["rand_vals"])
-        self._band, self._rand, self._n_buffered = [], [], 0
+        shape = (n * N_SAMPLE_BINS, BIN_K)
+        _bottom_k(
+            *self._band.take(),
+            t["band_keys"].view(shape),
+            t["band_pos"].view(shape),
+            t["band_vals"].view(shape),
+        )
+        _bottom_k(*self._rand.take(), t["rand_keys"], t["rand_pos"], t["rand_vals"])
         self._thresholds()
+
+
+class _Pending:
+    """Sketch entries (row, draw key, position, value) waiting to be merged, in fixed
+    buffers of ``size``."""
+
+    def __init__(self, size: int, device: torch.device) -> None:
+        self.rows = torch.empty(size, dtype=torch.int64, device=device)
+        self.keys = torch.empty(size, dtype=torch.int64, device=device)
+        self.pos = torch.empty(size, dtype=torch.int32, device=device)
+        self.vals = torch.empty(size, dtype=torch.float32, device=device)
+        self.n = 0
+
+    def add(
+        self,
+        keep: torch.Tensor,
+        rows: torch.Tensor,
+        keys: torch.Tensor,
+        pos: torch.Tensor,
+        vals: torch.Tensor,
+    ) -> None:
+        """Append the entries where ``keep`` (all five the same shape)."""
+        got = int(keep.sum())
+        if got == 0:
+            return
+        end = self.n + got
+        self.rows[self.n : end] = rows[keep]
+        self.keys[self.n : end] = keys[keep]
+        self.pos[self.n : end] = pos[keep]
+        self.vals[self.n : end] = vals[keep]
+        self.n = end
+
+    def take(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The waiting entries (views of the buffers, valid until the next ``add``);
+        the buffers are then empty."""
+        n, self.n = self.n, 0
+        return self.rows[:n], self.keys[:n], self.pos[:n], self.vals[:n]
 
 
 def empty_sketches(n_keys: int) -> dict[str, torch.Tensor]:
