@@ -106,6 +106,8 @@ def annotation_state(
                 "kind": pattern.kind,
                 "prefix_ranks": sorted(pattern.prefix_ranks),
                 "client_id": str(pattern.client_id) if pattern.client_id else None,
+                "source": pattern.source,
+                "rule": pattern.rule,
             }
             for pattern in patterns
         ],

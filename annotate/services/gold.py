@@ -95,6 +95,7 @@ def gold_state(*, gold: GoldAnnotation, patterns: Sequence[PatternView]) -> dict
                 "source": getattr(pattern, "source", None),
                 "source_annotator": getattr(pattern, "source_annotator", None),
                 "source_pattern_id": getattr(pattern, "source_pattern_id", None),
+                "rule": pattern.rule,
             }
             for pattern in patterns
         ],

@@ -22,6 +22,7 @@ from annotate.apis.common import (
 )
 
 from .. import exports, jobs
+from ..contract.tables import TABLES
 from ..models import ExportJob
 from ..selectors.export_jobs import export_job_get
 from .common import (
@@ -52,9 +53,11 @@ class StudyExportApi(ReportsApi):
             (200, "application/zip"): OpenApiResponse(
                 response=OpenApiTypes.BINARY,
                 description=(
-                    "format=csv: labels.csv (one row per prefix × annotator) and patterns.csv "
-                    "(one row per key × annotator × pattern); format=parquet: the same two "
-                    "tables, typed, as labels.parquet and patterns.parquet."
+                    "format=csv: "
+                    + "; ".join(f"{t.name}.csv ({t.description})" for t in TABLES)
+                    + "; format=parquet: the same tables, typed, as "
+                    + ", ".join(f"{t.name}.parquet" for t in TABLES)
+                    + "."
                 ),
             ),
             **_ERRORS,

@@ -106,3 +106,24 @@ def test_guidelines_on_a_run_need_its_creator_as_their_author(config, alice):
             study_name="no author", config=config, assign_to=[alice], guidelines=GUIDELINES
         )
     assert not MiningRun.objects.exists()
+
+
+def test_a_merge_queues_the_scores_and_the_suggestions_of_its_study_once_loaded(
+    config, django_capture_on_commit_callbacks
+):
+    # docs/evidence.md: the held-out scores and the machine's suggestions are Celery jobs
+    # sent when the study is loaded; sent on commit, so a worker never finds it missing.
+    from annotate.services import scores as score_service
+    from annotate.services import suggestions as suggestion_service
+
+    run = services.mining_run_create(study_name="queued", config=config)
+    shards = services.mining_run_prepare(run=run)
+    for shard in shards:
+        services.mining_shard_mine(shard=shard)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        study = services.mining_run_merge(run=run)
+    sent = [(c.func, c.args, c.keywords) for c in callbacks if hasattr(c, "func")]
+    scored = [args[0] for func, args, _ in sent if func is score_service._send]
+    assert [(k["study_id"], k["missing_only"]) for k in scored] == [(study.pk, True)]
+    suggested = [args for func, args, _ in sent if func is suggestion_service._send]
+    assert suggested == [(suggestion_service.SUGGEST_TASK, study.pk)]

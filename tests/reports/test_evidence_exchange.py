@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -140,6 +141,22 @@ def test_an_import_keeps_every_evidence_field_and_exports_it_again(evidence_stud
     assert len(original["examples"]) == 100
     assert {row["kind"] for row in original["examples"]} == set(KeyExample.Kind.values)
     assert export_lines(result.study) == renamed(lines)
+
+
+def test_an_import_queues_the_scores_of_its_study_and_the_command_counts_its_examples(
+    evidence_study, tmp_path, django_capture_on_commit_callbacks
+):
+    from annotate.services import scores as score_service
+
+    path = tmp_path / "copy.jsonl"
+    path.write_bytes(as_file(renamed(export_lines(evidence_study))).getvalue())
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        call_command("import", str(path), stdout=out)
+    copy = Study.objects.get(name="copy")
+    sent = [c.args[0] for c in callbacks if getattr(c, "func", None) is score_service._send]
+    assert [(k["study_id"], k["missing_only"]) for k in sent] == [(copy.pk, True)]
+    assert ", 100 held-out examples and samples," in out.getvalue()
 
 
 def test_an_imported_study_reports_the_same_numbers(evidence_study):

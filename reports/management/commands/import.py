@@ -59,7 +59,8 @@ class Command(BaseCommand):
         state = "live" if result.study.archived is False else "archived (read-only)"
         self.stdout.write(
             f"imported study {result.study.name!r} (id {result.study.pk}), {state}: "
-            f"{result.keys} keys, {result.prefixes} prefixes, {result.annotations} annotations, "
+            f"{result.keys} keys, {result.prefixes} prefixes, "
+            f"{result.examples} held-out examples and samples, {result.annotations} annotations, "
             f"{result.patterns} patterns, {result.golds} gold annotations, {result.flags} flags; "
             f"new inactive accounts: {created}"
         )

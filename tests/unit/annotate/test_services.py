@@ -295,6 +295,30 @@ def test_the_audit_trail_holds_what_the_database_holds_after_every_change(work, 
     assert events[-1].after["annotator"] == "bob"
 
 
+def test_the_audit_trail_records_a_patterns_rule_and_source(work, alice):
+    # A rule is part of what the annotator claimed (docs/evidence.md): its changes are in
+    # the trail like the description's, and so is where the pattern came from.
+    key, annotation = work
+    rule = {"type": "token", "value": " the"}
+    pattern = pattern_create(
+        annotation=annotation,
+        actor=alice,
+        description="the",
+        kind="shallow",
+        prefixes=_prefixes(key, 1, 2, 3),
+        version=annotation.version,
+        rule=rule,
+    ).pattern
+    pattern_update(pattern=pattern, actor=alice, version=2, rule={"type": "suffix", "value": "he"})
+    pattern_update(pattern=pattern, actor=alice, version=3, rule=None)
+    events = list(AnnotationEvent.objects.filter(annotation=annotation))
+    rules = [[p["rule"] for p in e.after["patterns"]] for e in events]
+    assert rules == [[], [rule], [{"type": "suffix", "value": "he"}], [None]]
+    assert [p["source"] for p in events[-1].after["patterns"]] == ["written"]
+    fresh = Annotation.objects.select_related("annotator").get(pk=annotation.pk)
+    assert events[-1].after == annotation_state(annotation=fresh)
+
+
 def test_a_refused_write_leaves_no_audit_record(work, alice):
     key, annotation = work
     with pytest.raises(ServiceError):
