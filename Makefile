@@ -24,10 +24,10 @@ PYTEST_ARGS ?=
 # pytest runs in this many processes (pytest-xdist; the tests of one xdist_group mark stay
 # in one process, tests/conftest.py).
 # Each has its own test database, Redis database and data folder: config/settings_test.py.
-# Three on the 2-core reference machine: a third process fills the time the others spend
-# waiting on the browser and on worker subprocesses (make test-python 484 s with two,
-# 451 s with three: docs/benchmarks.md, "Test suite time").
-TEST_PROCESSES ?= 3
+# Four on the 2-core reference machine: the processes beyond two fill the time the others
+# spend waiting on the browser and on worker subprocesses (docs/benchmarks.md, "Test
+# suite time": 579 s with three, 515 s with four on 2026-12-04).
+TEST_PROCESSES ?= 4
 PYTEST_PARALLEL := -n $(TEST_PROCESSES) --dist loadgroup
 
 # A shell that sets PYTHONDONTWRITEBYTECODE (this machine kind does, like many container

@@ -144,13 +144,30 @@ SMOLLM2_GROUP = pytest.mark.xdist_group("smollm2")
 
 
 @pytest.fixture(scope="session")
-def smollm2():
-    """builtin:smollm2-135m, loaded once per test process through the worker's own model
-    cache (``mining.services``), so that mining in this process (the demo's) reuses it.
-    Sound because no test changes the loaded model."""
-    from mining.services import _cached_model
+def _smollm2_loaded():
+    from mining.core import load_model
 
-    return _cached_model("builtin:smollm2-135m", "cpu", "float32")
+    return load_model("builtin:smollm2-135m")
+
+
+@pytest.fixture
+def smollm2(_smollm2_loaded, monkeypatch):
+    """builtin:smollm2-135m, loaded once per test process, and the model the worker's
+    model cache (``mining.services``) gives for it during the test, so that mining in
+    this process (the demo's) reuses it. The cache alone (two entries) lost it to the
+    tiny models that other tests in the same process mine, and the demo loaded it again.
+    Sound because no test changes the loaded model."""
+    from mining import services
+
+    cached = services._cached_model
+
+    def cached_model(name: str, device: str, dtype: str):
+        if (name, device, dtype) == ("builtin:smollm2-135m", "cpu", "float32"):
+            return _smollm2_loaded
+        return cached(name, device, dtype)
+
+    monkeypatch.setattr(services, "_cached_model", cached_model)
+    return _smollm2_loaded
 
 
 @pytest.fixture(autouse=True)
