@@ -34,6 +34,7 @@ from .store import CorpusStore
 from .value_agreement import WITH_NORM, WITHOUT_NORM, value_argmax
 
 FORMAT = "ffkv.composition/v1"
+PROJECT_ROWS = 1024  # rows projected at once: [1024, vocab] float32 is 200 MB at 49k tokens
 TENTH = 0.1  # "active" in the second reading: |m_i| above a tenth of the position's largest
 # Function words and punctuation, lower case: where some active memory shares the layer's
 # prediction, the share of such predictions that are one of these (an agreement on "the"
@@ -92,6 +93,21 @@ def _stop_token_ids(loaded: LoadedModel, vocab: int) -> np.ndarray:
     return np.array([text.strip().lower() in STOP_WORDS for text in texts], dtype=bool)
 
 
+def _project(
+    loaded: LoadedModel, rows: torch.Tensor, targets: torch.Tensor, final_norm: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's top token on the vocabulary and the probability it gives its target
+    (softmax of its logits), in chunks of ``PROJECT_ROWS``."""
+    top = torch.empty(rows.shape[0], dtype=torch.int64, device=rows.device)
+    prob = torch.empty(rows.shape[0], dtype=torch.float32, device=rows.device)
+    for a in range(0, rows.shape[0], PROJECT_ROWS):
+        logits = loaded.value_logits(rows[a : a + PROJECT_ROWS], final_norm=final_norm)
+        top[a : a + PROJECT_ROWS] = logits.argmax(dim=1)
+        picked = logits.gather(1, targets[a : a + PROJECT_ROWS, None])[:, 0]
+        prob[a : a + PROJECT_ROWS] = torch.exp(picked - torch.logsumexp(logits, dim=1))
+    return top, prob
+
+
 def _quartiles(values: np.ndarray) -> dict[str, float]:
     q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
     return {"mean": float(values.mean()), "q1": float(q1), "median": float(median), "q3": float(q3)}
@@ -102,7 +118,7 @@ def compose(
     store: CorpusStore,
     prefixes: Sequence[tuple[int, int]],
     *,
-    batch_size: int = 16,
+    batch_size: int = 32,
 ) -> dict[str, Any]:
     """The §5 figures of every layer over ``prefixes`` ((sentence, position) in
     ``store``), as ``report.json``'s ``composition`` holds them (without its
@@ -122,13 +138,12 @@ def compose(
     stop = torch.from_numpy(_stop_token_ids(loaded, vocab))
     gated = loaded.arch.gated
     layer_modules = [loaded.model.get_submodule(p) for p in _layer_paths(loaded)]
-    values = [loaded.values(layer).detach().float() for layer in range(n_layers)]  # [d_ff, d]
+    values = torch.stack([loaded.values(layer).detach().float() for layer in range(n_layers)])
     # Each memory's own prediction, argmax of v_i·E (§4's, for every key of the layer).
     tops = {
-        v: [
-            torch.from_numpy(value_argmax(loaded, layer, v == WITH_NORM))
-            for layer in range(n_layers)
-        ]
+        v: torch.from_numpy(
+            np.stack([value_argmax(loaded, layer, v == WITH_NORM) for layer in range(n_layers)])
+        )
         for v in variants
     }
     # Per prefix (in ``items`` order), per layer: what the figures are counted from.
@@ -194,33 +209,34 @@ def compose(
                 final_logits = loaded.value_logits(at_last(hidden))
                 predicted = final_logits.argmax(dim=1)
                 final[rows] = predicted.cpu().numpy()
-                for layer in range(n_layers):
-                    m, ffn, out = (captured[k][layer] for k in ("m", "ffn", "out"))
-                    assert m is not None and ffn is not None and out is not None
-                    active[layer, rows] = (m > 0).float().mean(dim=1).cpu().numpy()
-                    if gated:
-                        peak = m.abs().amax(dim=1, keepdim=True)
-                        tenth = (m.abs() > TENTH * peak).float().mean(dim=1)
-                        active_tenth[layer, rows] = tenth.cpu().numpy()
-                    r = out - ffn
-                    y = m @ values[layer].to(m.device)
-                    for v in variants:
-                        norm = v == WITH_NORM
-                        logits_r = loaded.value_logits(r, final_norm=norm)
-                        top_r = logits_r.argmax(dim=1)
-                        prob = torch.softmax(logits_r, dim=1)[torch.arange(r.shape[0]), predicted]
-                        top_y = loaded.value_logits(y, final_norm=norm).argmax(dim=1)
-                        top_out = loaded.value_logits(out, final_norm=norm).argmax(dim=1)
-                        memory_tops = tops[v][layer].to(m.device)
-                        agree = ((memory_tops[None, :] == top_y[:, None]) & (m > 0)).any(dim=1)
-                        for name, value in (
-                            ("top_r", top_r),
-                            ("top_y", top_y),
-                            ("top_out", top_out),
-                            ("agree", agree),
-                            ("prob", prob),
-                        ):
-                            got[v][name][layer, rows] = value.cpu().numpy()
+                m = torch.stack(captured["m"])  # type: ignore[arg-type]  # [L, b, d_ff]
+                ffn = torch.stack(captured["ffn"])  # type: ignore[arg-type]  # [L, b, d]
+                out = torch.stack(captured["out"])  # type: ignore[arg-type]  # [L, b, d]
+                active[:, rows] = (m > 0).float().mean(dim=2).cpu().numpy()
+                if gated:
+                    peak = m.abs().amax(dim=2, keepdim=True)
+                    tenth = (m.abs() > TENTH * peak).float().mean(dim=2)
+                    active_tenth[:, rows] = tenth.cpu().numpy()
+                r = out - ffn  # the residual before the FFN
+                y = torch.bmm(m, values.to(m.device))  # Σ_i m_i v_i, [L, b, d]
+                # Every projection of the batch in a few large products: r, y and the
+                # layer's output of every layer, [3·L·b, d].
+                stacked = torch.stack([r, y, out]).reshape(-1, r.shape[-1])
+                targets = predicted.repeat(3 * n_layers)  # the model's prediction, per row
+                for v in variants:
+                    top, prob = _project(loaded, stacked, targets, v == WITH_NORM)
+                    top = top.view(3, n_layers, -1)
+                    top_y = top[1]
+                    memory_tops = tops[v].to(m.device)  # [L, d_ff]
+                    agree = ((memory_tops[:, None, :] == top_y[:, :, None]) & (m > 0)).any(dim=2)
+                    for name, value in (
+                        ("top_r", top[0]),
+                        ("top_y", top_y),
+                        ("top_out", top[2]),
+                        ("agree", agree),
+                        ("prob", prob.view(3, n_layers, -1)[0]),
+                    ):
+                        got[v][name][:, rows] = value.cpu().numpy()
     finally:
         for handle in handles:
             handle.remove()
@@ -232,9 +248,6 @@ def compose(
     stop_np = stop.numpy()
     layers = []
     for layer in range(n_layers):
-
-        def share(g: dict[str, np.ndarray], name: str, _layer: int = layer) -> float:
-            return float(g[name][_layer].mean())
 
         def none_agree(g: dict[str, np.ndarray], _layer: int = layer) -> float:
             return float((g["agree"][_layer] == 0).mean())
