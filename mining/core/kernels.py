@@ -40,6 +40,12 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 SENTINEL = np.iinfo(np.int64).min  # an empty top-K slot; below every real key
 MAX_SENTENCES = 2**32 - 1  # the low 32 bits of a rank key hold the sentence index
 SUM_SCALE = 2.0**20  # sums are kept in int64 fixed point: associative, hence exact shards
+# Sparsity (docs/composition.md): a key counts at a position where its m is above this
+# share of the position's largest m; counted at every SPARSITY_EVERY-th position (where
+# sentence index + position is a multiple of it), which costs a quarter as much, and is
+# still a function of the sentence indices alone (shards add up exactly).
+TENTH = 0.1
+SPARSITY_EVERY = 4
 KEYS_PER_TASK = 64  # keys per unit of parallel work: a 256-byte slice of each row
 
 
@@ -115,21 +121,42 @@ def _insert(
     _sift_down(keys, positions, hashes, c, slot)
 
 
+@_njit()
+def _positive_peak(bits: Any) -> Any:
+    """The largest positive entry of a row of float32, as its int32 bit pattern (0 where
+    none is positive). Positive floats order as their bit patterns do, and an integer
+    maximum vectorises where a float one (NaN rules) does not: 10x faster here. The bit
+    pattern goes back to a float32 through a one-element array viewed both ways."""
+    peak = np.int32(0)
+    for c in range(bits.size):
+        x = bits[c]
+        peak = x if x > peak else peak
+    return peak
+
+
 @_njit(parallel=True)
-def _reduce_rows(m: Any, real: Any) -> tuple[Any, Any, Any, Any]:
+def _reduce_rows(m: Any, real: Any, sparse_at: Any) -> tuple[Any, Any, Any, Any, Any]:
     """Per sentence and key: max over real positions, its earliest position, the count
-    of m > 0 and the sum of m. One read of m, a sentence per task, rows contiguous."""
+    of m > 0 and the sum of m; per sentence, the count of (position, key) with m above a
+    tenth of the position's largest m (``TENTH``; none where that is not positive) at the
+    positions ``sparse_at`` names. One read of m, a sentence per task, rows contiguous."""
     n_batch, width, d_ff = m.shape
     best = np.empty((n_batch, d_ff), np.float32)
     where = np.zeros((n_batch, d_ff), np.int32)
     count = np.zeros((n_batch, d_ff), np.float32)  # exact: at most 4096 per sentence
     total = np.zeros((n_batch, d_ff), np.float32)
+    above = np.zeros(n_batch, np.int64)
+    tenth = np.float32(TENTH)
+    row_bits = m.view(np.int32)
     for b in numba.prange(n_batch):
         bb = best[b]
         ww = where[b]
         cc = count[b]
         tt = total[b]
         bb[:] = -np.inf
+        n_above = 0
+        scratch = np.zeros(1, np.int32)  # the peak's bits, read back as a float32
+        scratch_f = scratch.view(np.float32)
         for t in range(width):
             if not real[b, t]:
                 continue
@@ -144,7 +171,19 @@ def _reduce_rows(m: Any, real: Any) -> tuple[Any, Any, Any, Any]:
                 v = row[c]
                 cc[c] += np.float32(1.0) if v > 0 else np.float32(0.0)
                 tt[c] += v
-    return best, where, count, total
+            if not sparse_at[b, t]:
+                continue
+            # The keys above a tenth of the position's largest positive m; where no m is
+            # positive the floor is 0: none. Integer loops, which vectorise (see
+            # _positive_peak).
+            scratch[0] = _positive_peak(row_bits[b, t])
+            floor = tenth * scratch_f[0]
+            k = 0
+            for c in range(d_ff):
+                k += row[c] > floor
+            n_above += k
+        above[b] = n_above
+    return best, where, count, total, above
 
 
 @_njit(parallel=True)
@@ -195,22 +234,32 @@ def _update_keys(
             sum_fixed[c] += np.int64(np.round(summed * SUM_SCALE))
 
 
+def sparsity_positions(sentences: np.ndarray, real: np.ndarray) -> np.ndarray:
+    """[batch, pos] bool: the real positions where the sparsity count is taken."""
+    t = np.arange(real.shape[1])[None, :]
+    return real & ((np.asarray(sentences, dtype=np.int64)[:, None] + t) % SPARSITY_EVERY == 0)
+
+
 def update_layer(
     m: np.ndarray,
     real: np.ndarray,
+    sparse_at: np.ndarray,
     sentences: np.ndarray,
     prefix_hashes: np.ndarray,
     dedup: bool,
     state: dict[str, np.ndarray],
-) -> None:
+) -> int:
     """Fold one layer's coefficients of one batch into its state, in place.
 
-    m [batch, pos, d_ff] float32 (C order); real [batch, pos] bool; sentences [batch]
+    m [batch, pos, d_ff] float32 (C order); real [batch, pos] bool; sparse_at [batch,
+    pos] bool (``sparsity_positions``); sentences [batch]
     int64; prefix_hashes [batch, pos] int64 (zeros for encoders). ``state`` holds the
     layer's views: keys/positions/hashes [d_ff, K], n_positive/sum_fixed/max [d_ff],
-    hist [d_ff, bins].
+    hist [d_ff, bins]. Returns the batch's count of (position, key) above a tenth of
+    the position's peak (``Partial.n_above_tenth``).
     """
-    best, where, count, total = _reduce_rows(m, real)
+    best, where, count, total, above = _reduce_rows(m, real, sparse_at)
     _update_keys(
         best, where, count, total, sentences, prefix_hashes, dedup, *(state[n] for n in STATE)
     )
+    return int(above.sum())

@@ -50,6 +50,7 @@ from .store import CorpusStore
 SENTINEL = kernels.SENTINEL
 MAX_SENTENCES = kernels.MAX_SENTENCES
 SUM_SCALE = kernels.SUM_SCALE
+TENTH = kernels.TENTH
 # Histogram of each key's per-sentence maximum coefficient (one count per sentence),
 # bucket b between HIST_EDGES[b-1] and HIST_EDGES[b] (-inf/+inf at the ends), closed
 # towards zero: [e, e') for values >= 0 and (e, e'] for values < 0 (the sign bit
@@ -249,6 +250,13 @@ class Partial:
     max: torch.Tensor
     hist: torch.Tensor
     n_positions: torch.Tensor = field(default_factory=lambda: torch.zeros((), dtype=torch.int64))
+    # [layers]: (position, key) pairs with m above a tenth of the position's largest m
+    # (kernels.TENTH; none where that is not positive), over the n_sparsity_positions real
+    # positions of kernels.sparsity_positions: the sparsity per token.
+    n_above_tenth: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
+    n_sparsity_positions: torch.Tensor = field(
+        default_factory=lambda: torch.zeros((), dtype=torch.int64)
+    )
     # The sample sketches of the sampled keys (``meta["fingerprint"]["sample_keys"]``, in
     # that order; mining.core.samples): band_* [n_sampled, bins, BIN_K], rand_*
     # [n_sampled, RANDOM_K]; draw keys ascending, samples.EMPTY in empty slots.
@@ -269,6 +277,8 @@ class Partial:
         "max",
         "hist",
         "n_positions",
+        "n_above_tenth",
+        "n_sparsity_positions",
         *SKETCHES,
     )
 
@@ -287,6 +297,7 @@ class Partial:
             sum_fixed=torch.zeros((n_layers, d_ff), dtype=torch.int64),
             max=torch.full((n_layers, d_ff), -math.inf, dtype=torch.float32),
             hist=torch.zeros((n_layers, d_ff, N_BINS), dtype=torch.int64),
+            n_above_tenth=torch.zeros(n_layers, dtype=torch.int64),
         )
 
     @property
@@ -339,6 +350,12 @@ class Partial:
         """[layers, d_ff]: mean coefficient over real positions."""
         return self.sum_fixed.double() / SUM_SCALE / max(int(self.n_positions), 1)
 
+    def above_tenth(self) -> torch.Tensor:
+        """[layers]: the share of a layer's keys above a tenth of the position's peak,
+        averaged over the positions where it is counted (every SPARSITY_EVERY-th)."""
+        d_ff = self.keys.shape[1]
+        return self.n_above_tenth.double() / (max(int(self.n_sparsity_positions), 1) * d_ff)
+
 
 def samples_keys(
     cfg: MineConfig, n_layers: int, d_ff: int, samples_on: bool | None = None
@@ -368,6 +385,8 @@ def _fingerprint(
     """What two partials must share to be merged (and what finalize and perturb re-run:
     the coefficient mode; the keys sampled below the top and the seed of their draw)."""
     return {
+        # A partial saved before the per-token sparsity count lacks it: not resumed.
+        "stats": ["n_above_tenth", kernels.SPARSITY_EVERY],
         "sample_keys": [[int(a), int(b)] for a, b in sample_keys_],
         "sample_seed": cfg.seed,
         "model": loaded.name,
@@ -537,7 +556,7 @@ class _StreamingMiner:
         # float32 on the CPU: the compiled one-pass kernel updates the state in place.
         self.fused = device.type == "cpu" and kernels.available() and dtype == torch.float32
         self._views: list[dict[str, np.ndarray]] = []
-        self._kernel_batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._kernel_batch: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         if self.fused:
             kernels.use_threads(torch.get_num_threads())
             # The kernel keeps each row as a min-heap (kernels._insert); a row sorted
@@ -558,6 +577,8 @@ class _StreamingMiner:
     ) -> None:
         """sentences [batch]; ids [batch, pos] on the device; real [batch, pos] (numpy)."""
         self.p.n_positions += int(real.sum())
+        sparse_at = kernels.sparsity_positions(sentences, real)
+        self.p.n_sparsity_positions += int(sparse_at.sum())
         if self.sketcher is not None:
             self.sketcher.begin_batch(sentences, real)
         if self.fused:
@@ -566,6 +587,7 @@ class _StreamingMiner:
             )
             self._kernel_batch = (
                 np.ascontiguousarray(real, dtype=np.bool_),
+                sparse_at,
                 np.ascontiguousarray(sentences, dtype=np.int64),
                 hashes,
             )
@@ -581,6 +603,7 @@ class _StreamingMiner:
         lo = int(every.argmax()) if every.any() else 0
         hi = lo + int(np.argmin(np.append(every[lo:], False))) if every.any() else 0
         self._batch = {
+            "sparse_at": torch.from_numpy(sparse_at).to(self.device),  # [batch, pos]
             "sentences": torch.from_numpy(sentences).to(self.device),  # [batch]
             "additive": additive[:, :, None],  # [batch, pos, 1]
             "weights": weights,
@@ -612,7 +635,7 @@ class _StreamingMiner:
             self.sketcher.on_layer(layer, m)  # the sampled keys' columns, for end_batch
         if self.fused:
             assert self._kernel_batch is not None
-            kernels.update_layer(
+            self.p.n_above_tenth[layer] += kernels.update_layer(
                 m.contiguous().numpy(), *self._kernel_batch, self.causal, self._views[layer]
             )
             return
@@ -630,6 +653,11 @@ class _StreamingMiner:
         # Sums and counts in float32 whatever the model dtype (.float() is free in float32).
         total = batch["weights"] @ flat.float()  # [1, d_ff]
         p.sum_fixed[layer] += torch.round(total[0].double() * SUM_SCALE).to(torch.int64)
+        # Keys above a tenth of the position's peak, in float32 as the kernel counts them.
+        m32 = m.float()
+        floor = (m32.amax(dim=2, keepdim=True) * TENTH).clamp(min=0.0)  # [batch, pos, 1]
+        above = (m32 > floor).sum(dim=2)  # [batch, pos]
+        p.n_above_tenth[layer] += above[batch["sparse_at"]].sum()
         self.maxima[layer].append(best)
         if len(self.maxima[layer]) >= self.maxima_cap:
             self._flush_stats(layer)
@@ -873,5 +901,9 @@ def merge_partials(partials: Sequence[Partial]) -> Partial:
         max=torch.stack([o.max for o in partials]).amax(dim=0),
         hist=sum((o.hist for o in partials[1:]), first.hist.clone()),
         n_positions=sum((o.n_positions for o in partials[1:]), first.n_positions.clone()),
+        n_above_tenth=sum((o.n_above_tenth for o in partials[1:]), first.n_above_tenth.clone()),
+        n_sparsity_positions=sum(
+            (o.n_sparsity_positions for o in partials[1:]), first.n_sparsity_positions.clone()
+        ),
         **sketches,
     )

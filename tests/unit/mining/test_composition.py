@@ -132,9 +132,7 @@ def test_each_figure_equals_a_plain_computation_prefix_by_prefix(family, store_f
             [x["top_r"] == x["final"] for x in plain_rows]
         )
         kept = [x["top_out"] == x["top_r"] for x in plain_rows]
-        to_ffn = [
-            x["top_out"] != x["top_r"] and x["top_out"] == x["top_y"] for x in plain_rows
-        ]
+        to_ffn = [x["top_out"] != x["top_r"] and x["top_out"] == x["top_y"] for x in plain_rows]
         assert row["change"][name] == pytest.approx(
             {
                 "residual": _mean(kept),

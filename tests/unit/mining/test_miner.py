@@ -96,6 +96,19 @@ def test_statistics_equal_brute_force(family, coefficient, store_factory, miner_
             partial.mean()[layer].numpy(), flat.mean(0), rtol=1e-5, atol=1e-6
         )
         assert torch.equal(partial.max[layer], torch.from_numpy(flat.max(0)))
+        # Per token: the keys above a tenth of the position's largest m (none there when
+        # that is not positive), in float32, at every fourth position (sentence + t).
+        counted = np.concatenate(
+            [
+                acts[layer][s][~store.special(s) & ((s + np.arange(store.lengths[s])) % 4 == 0)]
+                for s in range(len(store))
+            ]
+        )
+        floor = np.maximum(np.float32(0.1) * counted.max(1), np.float32(0.0))  # [positions]
+        above = counted > floor[:, None]
+        assert int(partial.n_sparsity_positions) == counted.shape[0] > 0
+        assert int(partial.n_above_tenth[layer]) == int(above.sum())
+        assert float(partial.above_tenth()[layer]) == pytest.approx(above.mean())
         per_sentence_max = np.stack([r.max(0) for r in real])  # [sentences, d_ff]
         edges = np.asarray(HIST_EDGES, np.float32)
         bins = np.where(
