@@ -152,8 +152,25 @@ def scores_compute(
         wanted = {name: ids for name, ids in given.items() if ids is not None}
     else:
         wanted = dict.fromkeys(_TABLES)
-    targets = _load_targets(study.pk, wanted, missing_only)
     written = dict.fromkeys(_TABLES, 0)
+    if not KeyExample.objects.filter(
+        key__study_id=study.pk, kind__in=KeyExample.HELD_OUT_KINDS
+    ).exists():
+        # No held-out examples anywhere in the study: every score is undefined (null),
+        # whatever the row. One UPDATE a table: an import of a large older study queues
+        # this job for all of its patterns, and a read and a write per row held the
+        # worker for minutes (the export queued behind it waited).
+        undefined = dict.fromkeys(SCORE_FIELDS)
+        for name, ids in wanted.items():
+            table = _TABLES[name]
+            query: QuerySet[Any] = table.model.objects.filter(**_study_filter(table, study.pk))
+            if ids is not None:
+                query = query.filter(pk__in=list(ids))
+            if missing_only:
+                query = query.filter(scores={})
+            written[name] = query.update(scores=undefined)
+        return written
+    targets = _load_targets(study.pk, wanted, missing_only)
     if not targets.ids:
         return written
 

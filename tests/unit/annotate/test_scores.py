@@ -360,3 +360,33 @@ def test_a_study_without_held_out_examples_scores_null_without_loading_the_embed
     assert pattern.scores == dict.fromkeys(
         ("detection", "embedding", "shuffled_detection", "shuffled_embedding")
     )
+
+
+def test_a_study_without_held_out_examples_is_scored_in_one_update_a_table(
+    alice, bob, django_assert_max_num_queries
+):
+    # An import of a large older study queues this job for every pattern it holds (690,000
+    # in the API bench's): a read and a write per row held the worker for minutes, and the
+    # export queued behind it did not start. Its study, whether it has held-out examples,
+    # then one UPDATE per table, whatever the number of rows.
+    study = StudyFactory(name="no held-out, many patterns", n_layers=1)
+    keys = [key_with_prefixes(5, study=study, layer=1, index=i) for i in range(4)]
+    for key in keys:
+        for user in (alice, bob):
+            PatternFactory(
+                annotation=annotate_key(key, user),
+                kind="semantic",
+                description=f"{user.username} on {key.index}",
+                prefixes=list(key.prefixes.all()[:3]),
+            )
+    scored = Pattern.objects.filter(annotation__key__study=study).first()
+    scored.scores = {"detection": 0.5}  # already scored: left as it is
+    scored.save(update_fields=["scores"])
+    with django_assert_max_num_queries(5):
+        written = scores_compute(study_id=study.pk)
+    assert written == {"patterns": 7, "gold_patterns": 0, "suggestions": 0}
+    nulls = dict.fromkeys(("detection", "embedding", "shuffled_detection", "shuffled_embedding"))
+    rows = Pattern.objects.filter(annotation__key__study=study).exclude(pk=scored.pk)
+    assert all(p.scores == nulls for p in rows)
+    scored.refresh_from_db()
+    assert scored.scores == {"detection": 0.5}
