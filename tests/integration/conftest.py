@@ -121,7 +121,17 @@ class WorkerProcess:
 
 @pytest.fixture
 def start_worker(postgres, redis_broker, tmp_path) -> Iterator:
-    """Start real worker processes: ``start_worker(queues=[...])``; all stop at the end."""
+    """Start real worker processes: ``start_worker(queues=[...])``; all stop at the end.
+
+    Before the test, the app's queues in this process's Redis database are emptied: tests
+    that commit work without a worker (a pattern save queues its scoring) leave jobs
+    there, and a worker started later took thousands of them before the test's own (an
+    export test timed out behind them in CI)."""
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        for queue in processes.QUEUES:
+            connection.default_channel.queue_purge(queue)
     workers: list[WorkerProcess] = []
 
     def start(
