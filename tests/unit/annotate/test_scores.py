@@ -366,9 +366,8 @@ def test_a_study_without_held_out_examples_is_scored_in_one_update_a_table(
     alice, bob, django_assert_max_num_queries
 ):
     # An import of a large older study queues this job for every pattern it holds (690,000
-    # in the API bench's): a read and a write per row held the worker for minutes, and the
-    # export queued behind it did not start. Its study, whether it has held-out examples,
-    # then one UPDATE per table, whatever the number of rows.
+    # in the API bench's), and jobs queued behind it wait for it. Its study, whether it has
+    # held-out examples, then one UPDATE per table, whatever the number of rows.
     study = StudyFactory(name="no held-out, many patterns", n_layers=1)
     keys = [key_with_prefixes(5, study=study, layer=1, index=i) for i in range(4)]
     for key in keys:
