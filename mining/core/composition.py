@@ -30,6 +30,7 @@ import torch
 
 from .errors import MiningError
 from .models import LoadedModel, _find
+from .sparsity import quartiles
 from .store import CorpusStore
 from .value_agreement import WITH_NORM, WITHOUT_NORM, value_argmax
 
@@ -108,11 +109,6 @@ def _project(
     return top, prob
 
 
-def _quartiles(values: np.ndarray) -> dict[str, float]:
-    q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
-    return {"mean": float(values.mean()), "q1": float(q1), "median": float(median), "q3": float(q3)}
-
-
 def compose(
     loaded: LoadedModel,
     store: CorpusStore,
@@ -127,15 +123,18 @@ def compose(
     if not prefixes:
         raise MiningError("the composition analysis needs at least one prefix")
     items = np.asarray(prefixes, dtype=np.int64).reshape(-1, 2)
-    for s, p in items.tolist():
-        if not (0 <= s < len(store)) or not (0 <= p < int(store.lengths[s])):
-            raise MiningError(f"prefix (sentence {s}, position {p}) is not in the corpus store")
+    known = (items[:, 0] >= 0) & (items[:, 0] < len(store))
+    length = np.where(known, store.lengths[np.where(known, items[:, 0], 0)], 0)
+    outside = np.flatnonzero(~known | (items[:, 1] < 0) | (items[:, 1] >= length))
+    if outside.size:
+        s, p = items[outside[0]].tolist()
+        raise MiningError(f"prefix (sentence {s}, position {p}) is not in the corpus store")
     variants = [WITHOUT_NORM] + ([WITH_NORM] if loaded.final_norm_path else [])
     n_layers, n = loaded.n_layers, items.shape[0]
     device = loaded.device
     emb = loaded.output_embeddings().detach().float()
     vocab = int(emb.shape[0])
-    stop = torch.from_numpy(_stop_token_ids(loaded, vocab))
+    stop = _stop_token_ids(loaded, vocab)
     gated = loaded.arch.gated
     layer_modules = [loaded.model.get_submodule(p) for p in _layer_paths(loaded)]
     values = torch.stack([loaded.values(layer).detach().float() for layer in range(n_layers)])
@@ -245,7 +244,6 @@ def compose(
         out = {v: fn(got[v]) for v in variants}
         return out if len(variants) > 1 else out[WITHOUT_NORM]
 
-    stop_np = stop.numpy()
     layers = []
     for layer in range(n_layers):
 
@@ -256,7 +254,7 @@ def compose(
             agreed = g["agree"][_layer] == 1
             if not agreed.any():
                 return None
-            return float(stop_np[g["top_y"][_layer][agreed]].mean())
+            return float(stop[g["top_y"][_layer][agreed]].mean())
 
         def residual_final(g: dict[str, np.ndarray], _layer: int = layer) -> float:
             return float((g["top_r"][_layer] == final).mean())
@@ -272,7 +270,7 @@ def compose(
 
         row: dict[str, Any] = {
             "layer": layer + 1,
-            "active_share": _quartiles(active[layer]),
+            "active_share": quartiles(active[layer]),
             "none_agree_share": per_variant(none_agree),
             "agree_stopword_share": per_variant(agree_stop),
             "residual_final_share": per_variant(residual_final),
@@ -280,7 +278,7 @@ def compose(
             "final_prob_mean": per_variant(lambda g, _l=layer: float(g["prob"][_l].mean())),
         }
         if gated:
-            row["active_share_tenth"] = _quartiles(active_tenth[layer])
+            row["active_share_tenth"] = quartiles(active_tenth[layer])
         layers.append(row)
     return {
         "format": FORMAT,

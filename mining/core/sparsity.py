@@ -33,6 +33,12 @@ def gini(values: np.ndarray) -> float | None:
     return float((2 * (ranks * x).sum()) / (x.size * total) - (x.size + 1) / x.size)
 
 
+def quartiles(values: np.ndarray) -> dict[str, float]:
+    """A distribution as the figures give it: mean, first quartile, median, third."""
+    q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
+    return {"mean": float(values.mean()), "q1": float(q1), "median": float(median), "q3": float(q3)}
+
+
 def sparsity(partial: Partial) -> dict[str, Any]:
     """The sparsity figures of every layer, as ``report.json``'s ``sparsity`` holds them."""
     density = partial.density().numpy()  # [layers, d_ff]
@@ -40,16 +46,10 @@ def sparsity(partial: Partial) -> dict[str, Any]:
     above = partial.above_tenth().numpy()  # [layers]
     layers = []
     for layer in range(density.shape[0]):
-        q1, median, q3 = np.quantile(density[layer], [0.25, 0.5, 0.75])
         layers.append(
             {
                 "layer": layer + 1,
-                "density": {
-                    "mean": float(density[layer].mean()),
-                    "q1": float(q1),
-                    "median": float(median),
-                    "q3": float(q3),
-                },
+                "density": quartiles(density[layer]),
                 "gini": gini(mean[layer]),
                 "above_tenth_of_peak": float(above[layer]),
             }

@@ -72,7 +72,7 @@ def _prefixes(key, *ranks):
     return [by_rank[r] for r in ranks]
 
 
-def _add(annotation, key, user, ranks, kind="shallow", description="a pattern"):
+def _add(annotation, key, user, ranks, kind="shallow", description="a pattern", **fields):
     annotation.refresh_from_db()
     return pattern_create(
         annotation=annotation,
@@ -81,6 +81,7 @@ def _add(annotation, key, user, ranks, kind="shallow", description="a pattern"):
         kind=kind,
         prefixes=_prefixes(key, *ranks),
         version=annotation.version,
+        **fields,
     )
 
 
@@ -300,15 +301,7 @@ def test_the_audit_trail_records_a_patterns_rule_and_source(work, alice):
     # the trail like the description's, and so is where the pattern came from.
     key, annotation = work
     rule = {"type": "token", "value": " the"}
-    pattern = pattern_create(
-        annotation=annotation,
-        actor=alice,
-        description="the",
-        kind="shallow",
-        prefixes=_prefixes(key, 1, 2, 3),
-        version=annotation.version,
-        rule=rule,
-    ).pattern
+    pattern = _add(annotation, key, alice, [1, 2, 3], description="the", rule=rule).pattern
     pattern_update(pattern=pattern, actor=alice, version=2, rule={"type": "suffix", "value": "he"})
     pattern_update(pattern=pattern, actor=alice, version=3, rule=None)
     events = list(AnnotationEvent.objects.filter(annotation=annotation))

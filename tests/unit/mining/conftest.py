@@ -189,6 +189,17 @@ def capture_all(loaded: LoadedModel, store: CorpusStore, cfg: MineConfig) -> lis
     return acts  # type: ignore[return-value]
 
 
+def every_fourth_position(acts_of_layer: list[np.ndarray], store: CorpusStore) -> np.ndarray:
+    """[positions, d_ff]: a layer's coefficients at the real positions where the sparsity
+    count is taken, those where sentence index + position is a multiple of 4."""
+    return np.concatenate(
+        [
+            acts_of_layer[s][~store.special(s) & ((s + np.arange(store.lengths[s])) % 4 == 0)]
+            for s in range(len(store))
+        ]
+    )
+
+
 def brute_force_topk(
     loaded: LoadedModel,
     store: CorpusStore,

@@ -28,6 +28,7 @@ from .conftest import (
     NON_GATED,
     brute_force_topk,
     capture_all,
+    every_fourth_position,
     random_sentences,
     tiny_loaded,
 )
@@ -98,12 +99,7 @@ def test_statistics_equal_brute_force(family, coefficient, store_factory, miner_
         assert torch.equal(partial.max[layer], torch.from_numpy(flat.max(0)))
         # Per token: the keys above a tenth of the position's largest m (none there when
         # that is not positive), in float32, at every fourth position (sentence + t).
-        counted = np.concatenate(
-            [
-                acts[layer][s][~store.special(s) & ((s + np.arange(store.lengths[s])) % 4 == 0)]
-                for s in range(len(store))
-            ]
-        )
+        counted = every_fourth_position(acts[layer], store)
         floor = np.maximum(np.float32(0.1) * counted.max(1), np.float32(0.0))  # [positions]
         above = counted > floor[:, None]
         assert int(partial.n_sparsity_positions) == counted.shape[0] > 0

@@ -9,7 +9,7 @@ import pytest
 from mining.core import MineConfig, mine_range
 from mining.core.sparsity import gini, sparsity
 
-from .conftest import capture_all, random_sentences, tiny_loaded
+from .conftest import capture_all, every_fourth_position, random_sentences, tiny_loaded
 
 
 def plain_gini(x):
@@ -43,12 +43,7 @@ def test_each_layers_sparsity_equals_a_plain_computation(family, store_factory, 
             {"mean": density.mean(), "q1": q1, "median": median, "q3": q3}
         )
         assert row["gini"] == pytest.approx(plain_gini(np.abs(flat.mean(axis=0))), rel=1e-4)
-        counted = np.concatenate(  # every fourth position, where sentence + t is
-            [
-                acts[layer][s][~store.special(s) & ((s + np.arange(store.lengths[s])) % 4 == 0)]
-                for s in range(len(store))
-            ]
-        )
+        counted = every_fourth_position(acts[layer], store)
         peak = counted.max(axis=1, keepdims=True)
         above = counted > np.maximum(np.float32(0.1) * peak, 0)
         assert row["above_tenth_of_peak"] == pytest.approx(above.mean())
