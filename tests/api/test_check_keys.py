@@ -266,14 +266,15 @@ def test_the_draw_is_deterministic_and_a_higher_rate_draws_a_superset(alice):
 
 def test_annotators_are_given_checks_in_orders_of_their_own(alice, bob):
     study = _study(rate=1.0)
-    regular = _keys(study, [(1, 0)])
+    regular = _keys(study, [(1, i) for i in range(8)])
     checks = _keys(study, [(1, 10 + i) for i in range(30)])
     for key in checks:
         _gold_check(key)
     batch = BatchFactory(study=study, keys=regular)
     assignment_create_with_overlap(batch=batch, annotators=[alice, bob], overlap=2)
-    # One check each (one slot each), and with 30 to choose from, not the same one.
-    assert len(_checks_of(alice)) == len(_checks_of(bob)) == 1
+    # Eight checks each (a slot per key) drawn from 30: not the same eight. With one slot
+    # each this asserted that two draws of one in 30 differ, which failed 1 run in 30.
+    assert len(_checks_of(alice)) == len(_checks_of(bob)) == 8
     assert _checks_of(alice) != _checks_of(bob)
 
 
