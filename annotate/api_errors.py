@@ -81,6 +81,7 @@ class ErrorCode(StrEnum):
     TOO_MANY_PATTERNS = "too_many_patterns"
     # Mining runs, exports, imports.
     MINING_REFUSED = "mining_refused"
+    COMPOSITION_REFUSED = "composition_refused"
     EXPORT_UNAVAILABLE = "export_unavailable"
     IMPORT_REFUSED = "import_refused"
     # Import refusals that a form words in its own way.

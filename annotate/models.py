@@ -43,6 +43,11 @@ class Study(models.Model):
     # computed it over all keys, not the sampled ones): per-layer match counts, see
     # ``mining.core.value_agreement``. Empty for encoders and for imported studies.
     value_agreement = models.JSONField(default=dict, blank=True)
+    # §5 of the paper (docs/composition.md): the composition figures of the last
+    # composition job that completed ({} before any), and the sparsity figures counted in
+    # the mining pass ({} for imported studies).
+    composition = models.JSONField(default=dict, blank=True)
+    sparsity = models.JSONField(default=dict, blank=True)
     # What the mining run ranked and how (family, module hooked, before or after the
     # activation, checkpoint notes): shown in the report's definitions.
     mining_definitions = models.JSONField(default=dict, blank=True)

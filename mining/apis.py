@@ -15,12 +15,14 @@ from rest_framework.views import APIView
 
 from annotate.api_errors import ErrorCode, error_response
 from annotate.apis.common import ErrorSerializer, ValidationErrorSerializer
+from annotate.models import Study
 from annotate.permissions import IsAdmin, IsAnnotator
 from mining.core import MineConfig, MiningError
 from mining.core.errors import DatasetRefused
 
 from . import services, sources
-from .models import MiningRun
+from .composition import DEFAULT_PREFIXES, MAX_PREFIXES, composition_job_create
+from .models import CompositionJob, MiningRun
 from .selectors import (
     mining_run_duration_seconds,
     mining_run_final_rate,
@@ -267,3 +269,83 @@ class PreparingListApi(APIView):
     def get(self, request: Request) -> Response:
         runs = mining_run_list_preparing_for(user=request.user)
         return Response(PreparingOutputSerializer(runs, many=True).data)
+
+
+@extend_schema_serializer(component_name="CompositionJob")
+class CompositionJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    study_id = serializers.IntegerField()
+    prefixes = serializers.IntegerField(help_text="The slice's size: one prefix a sentence.")
+    seed = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=CompositionJob.Status.choices)
+    error = serializers.CharField(help_text="Why it failed; empty otherwise.")
+    created_by = serializers.CharField(source="created_by.username", allow_null=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="CompositionStatus")
+class CompositionStatusSerializer(serializers.Serializer):
+    job = CompositionJobSerializer(allow_null=True, help_text="The study's latest job.")
+    default_prefixes = serializers.IntegerField()
+    max_prefixes = serializers.IntegerField()
+
+
+def _study_or_404(study_id: int) -> Study:
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        raise Http404
+    return study
+
+
+def _composition_status(study: Study) -> dict[str, Any]:
+    job = CompositionJob.objects.filter(study=study).select_related("created_by").first()
+    return {"job": job, "default_prefixes": DEFAULT_PREFIXES, "max_prefixes": MAX_PREFIXES}
+
+
+class CompositionApi(APIView):
+    """The §5 composition analysis of a study (docs/composition.md): its latest job, and
+    a new one over a slice of another size. The figures are in the study's report."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema_serializer(component_name="CompositionCreate")
+    class InputSerializer(serializers.Serializer):
+        prefixes = serializers.IntegerField(
+            min_value=1, max_value=MAX_PREFIXES, default=DEFAULT_PREFIXES
+        )
+        seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+
+    @extend_schema(
+        responses={200: CompositionStatusSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request: Request, study_id: int) -> Response:
+        study = _study_or_404(study_id)
+        return Response(CompositionStatusSerializer(_composition_status(study)).data)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            202: CompositionStatusSerializer,
+            400: ValidationErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+        },
+    )
+    def post(self, request: Request, study_id: int) -> Response:
+        study = _study_or_404(study_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            composition_job_create(
+                study=study, created_by=request.user, **serializer.validated_data
+            )
+        except MiningError as exc:
+            return error_response(
+                str(exc), ErrorCode.COMPOSITION_REFUSED, status.HTTP_400_BAD_REQUEST
+            )
+        return Response(
+            CompositionStatusSerializer(_composition_status(study)).data,
+            status=status.HTTP_202_ACCEPTED,
+        )

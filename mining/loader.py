@@ -88,6 +88,7 @@ def study_load(
     hist_edges: Sequence[float],
     perturbation: dict[tuple[int, int], dict[str, float | None]] | None = None,
     value_agreement: dict[str, Any] | None = None,
+    sparsity: dict[str, Any] | None = None,
     definitions: dict[str, Any] | None = None,
 ) -> Study:
     """Create the run's study with its sampled keys, their trigger prefixes (with their
@@ -118,6 +119,7 @@ def study_load(
         is_causal=model["causal"],
         vocab_size=model["vocab_size"],
         value_agreement=value_agreement or {},
+        sparsity=sparsity or {},
         mining_definitions=definitions or {},
         created_by=run.created_by,
     )

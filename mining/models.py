@@ -106,3 +106,38 @@ class MiningShard(models.Model):
 
     def __str__(self) -> str:
         return f"shard {self.index} of run {self.run_id}"
+
+
+class CompositionJob(models.Model):
+    """One run of the §5 composition analysis on a study (docs/composition.md), a task on
+    queue ``gpu``. Its figures go to ``Study.composition`` when it completes; a job that
+    fails leaves the study's figures as they were and keeps the reason in ``error``."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="composition_jobs")
+    prefixes = models.PositiveIntegerField(help_text="How many prefixes the slice holds.")
+    seed = models.IntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(prefixes__gte=1), name="composition_prefixes"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"composition job {self.pk} of study {self.study_id} ({self.status})"

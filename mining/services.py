@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -48,6 +49,7 @@ GUIDELINES_NEED_AUTHOR = "Guidelines for the new study need the run's creator as
 ASSIGN_BATCH_DEFAULT = "all keys"
 CANCELLED = "Cancelled by {user}."
 STOPPED = "run {run} is {status}{cancelled}: {what} stopped"
+MEMORY_TOPS = "memory_tops.npz"  # each key's own top token (§4), saved by the merge
 PERTURB_TOP_N = 50  # the paper's §3.2 uses each key's top-50 trigger prefixes
 PROGRESS_EVERY_S = 1.0  # how often a shard writes its progress row
 CANCEL_CHECK_EVERY_S = 2.0
@@ -207,6 +209,7 @@ def mining_run_create(
     config: MineConfig,
     n_shards: int = 1,
     perturb: bool = False,
+    compose_prefixes: int = 0,
     created_by: Any = None,
     assign_to: Sequence[Any] = (),
     assign_batch: str = "",
@@ -215,7 +218,8 @@ def mining_run_create(
     """Record a run after the checks that need no model (the rest come in prepare).
 
     ``assign_to`` (active annotators), ``assign_batch`` and ``guidelines``: what the
-    study's load hands over (``mining_run_hand_over``)."""
+    study's load hands over (``mining_run_hand_over``). ``compose_prefixes``: the slice
+    of the composition analysis queued once the study is loaded (0: none)."""
     study_name = study_name.strip()
     if not study_name:
         raise MiningError(STUDY_NAME_REQUIRED)
@@ -235,6 +239,9 @@ def mining_run_create(
         params["key_list"] = [list(pair) for pair in params["key_list"]]
     params["n_shards"] = n_shards
     params["perturb"] = perturb
+    if compose_prefixes < 0:
+        raise MiningError("the composition slice cannot be negative")
+    params["compose_prefixes"] = compose_prefixes
     annotators = list(assign_to)
     for user in annotators:
         if not user_is_annotator(user):
@@ -512,7 +519,8 @@ def mining_run_merge(*, run: MiningRun) -> Study:
     from mining.core.perturb import KINDS as PERTURB_KINDS
     from mining.core.perturb import perturb
     from mining.core.pipeline import mining_definitions
-    from mining.core.value_agreement import value_agreement
+    from mining.core.sparsity import sparsity
+    from mining.core.value_agreement import memory_tops, value_agreement
 
     run.refresh_from_db()
     if run.study_id is not None:
@@ -544,7 +552,16 @@ def mining_run_merge(*, run: MiningRun) -> Study:
         top_n = min(PERTURB_TOP_N, config.keep_k)
         for item in perturb(loaded, store, merged, keys, top_n=top_n, seed=config.seed):
             perturbation[(item.layer, item.index)] = {k: item.mean(k) for k in PERTURB_KINDS}
-    agreement = value_agreement(loaded, store, merged)
+    tops = None
+    if loaded.causal:
+        # Each memory's own top token: §4 counts them here, and the composition
+        # analysis (mining.composition) reads them from the run's folder.
+        tops = memory_tops(loaded)
+        part = run_dir(run) / f"{MEMORY_TOPS}.part"
+        with open(part, "wb") as f:
+            np.savez(f, **tops)  # type: ignore[arg-type]  # numpy's stub types **kwds as bool
+        part.replace(run_dir(run) / MEMORY_TOPS)
+    agreement = value_agreement(loaded, store, merged, tops)
     stop()
     # The last point at which a cancel wins: study_load locks the run's row and refuses
     # one that is no longer merging; from then on a cancel waits for this transaction,
@@ -558,6 +575,7 @@ def mining_run_merge(*, run: MiningRun) -> Study:
             hist_edges=list(HIST_EDGES),
             perturbation=perturbation,
             value_agreement=agreement,
+            sparsity=sparsity(merged),
             definitions=mining_definitions(loaded, config),
         )
         mining_run_hand_over(run=run, study=study)
@@ -568,9 +586,38 @@ def mining_run_merge(*, run: MiningRun) -> Study:
         scores_queue(study_id=study.pk)
         # The machine's suggestions (docs/evidence.md, "Suggestions"), scored as made.
         suggestions_queue(study_id=study.pk)
+        # §5 (docs/composition.md), where the run asked for it: after the two above,
+        # which annotators wait for.
+        compose_after_mining(run=run, study=study)
     for shard in shards:  # the store stays: perturbation and re-scoring read it later
         shard_path(shard).unlink(missing_ok=True)
     return study
+
+
+def compose_after_mining(*, run: MiningRun, study: Study) -> None:
+    """Queue the composition analysis the run asked for (``compose_prefixes``), in the
+    study's load. One it cannot run is recorded as a failed job with the reason, for
+    the report page, and the load goes on."""
+    from .composition import composition_job_create
+    from .models import CompositionJob
+
+    prefixes = int(run.params.get("compose_prefixes") or 0)
+    if not prefixes or not study.is_causal:
+        return
+    try:
+        composition_job_create(
+            study=study, prefixes=prefixes, seed=study.seed, created_by=run.created_by
+        )
+    except MiningError as exc:
+        CompositionJob.objects.create(
+            study=study,
+            prefixes=prefixes,
+            seed=study.seed,
+            created_by=run.created_by,
+            status=CompositionJob.Status.FAILED,
+            error=str(exc),
+            finished_at=timezone.now(),
+        )
 
 
 # --- heartbeat and stale runs -----------------------------------------------------------

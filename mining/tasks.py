@@ -125,6 +125,17 @@ def merge_run(self, run_id: int) -> None:
         raise self.retry(exc=exc, countdown=RETRY_DELAY_S) from exc
 
 
+@shared_task(name="mining.compose_study", bind=True, max_retries=5)
+def compose_study(self, job_id: int) -> None:
+    """The §5 composition analysis of a study (mining.composition), on queue ``gpu``."""
+    from .composition import composition_job_run
+
+    try:
+        composition_job_run(job_id=job_id)
+    except DatabaseError as exc:
+        raise self.retry(exc=exc, countdown=RETRY_DELAY_S) from exc
+
+
 def send_run_work(*, run_id: int, status: str, shard_ids: Sequence[int] = ()) -> None:
     """Queue again what a run in ``status`` waits for: its prepare, the shards not done
     yet, or its merge. Safe to send twice (each task checks the run's state first)."""

@@ -15,4 +15,9 @@ urlpatterns = [
         apis.MiningRunCancelApi.as_view(),
         name="mining-run-cancel",
     ),
+    path(
+        "admin/studies/<int:study_id>/composition/",
+        apis.CompositionApi.as_view(),
+        name="study-composition",
+    ),
 ]

@@ -16,6 +16,7 @@ from .selectors.pattern_scores import pattern_score_arrays
 from .selectors.report_filter import ReportFilter
 from .selectors.study_arrays import study_arrays
 from .stats.bootstrap import BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED, MIN_BOOTSTRAP_KEYS
+from .stats.composition import composition_csv_rows, composition_section, sparsity_section
 from .stats.pattern_scores import GROUPS as SCORE_GROUPS
 from .stats.pattern_scores import SCORES, pattern_scores
 from .stats.perturbation import PERTURBATIONS
@@ -151,6 +152,10 @@ def report_build(
             replicates=replicates,
             seed=seed,
         ),
+        "composition": composition_section(
+            study.composition, is_causal=study.is_causal, layers=flt.layers
+        ),
+        "sparsity": sparsity_section(study.sparsity, layers=flt.layers),
     }
 
 
@@ -309,6 +314,7 @@ def report_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
                 row["n_keys"],
             )
     yield from _pattern_scores_csv_rows(report)
+    yield from composition_csv_rows(report)
 
 
 def _pattern_scores_csv_rows(report: dict[str, Any]) -> Iterator[tuple[Any, ...]]:

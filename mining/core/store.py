@@ -268,6 +268,10 @@ class CorpusStore:
         """Bool per token of sentence ``i``: True where it can never be a trigger."""
         return np.asarray(self._special[self.offsets[i] : self.offsets[i + 1]]).astype(bool)
 
+    def flat_special(self) -> np.ndarray:
+        """Bool per token of the whole store, sentence after sentence (``offsets``)."""
+        return np.asarray(self._special).astype(bool)
+
     def truncated(self, i: int) -> bool:
         """True where sentence ``i`` was cut at max_tokens: its last kept token's next
         token is unknown."""

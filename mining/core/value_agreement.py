@@ -45,11 +45,36 @@ def value_argmax(loaded: LoadedModel, layer: int, final_norm: bool) -> np.ndarra
     return out
 
 
-def value_agreement(loaded: LoadedModel, store: CorpusStore, partial: Partial) -> dict[str, Any]:
-    """Per-layer counts of §4 matches over every key; {} for encoders (no next token)."""
+def variants_of(loaded: LoadedModel) -> list[str]:
+    """The readings of a projection on the vocabulary: without the final norm, and with
+    it where the model has one."""
+    return [WITHOUT_NORM] + ([WITH_NORM] if loaded.final_norm_path else [])
+
+
+def memory_tops(loaded: LoadedModel) -> dict[str, np.ndarray]:
+    """Per reading, [layers, d_ff]: argmax of v_i·E for every key of every layer (each
+    memory's own top token). §4 counts them; the §5 composition reads them again."""
+    return {
+        variant: np.stack(
+            [value_argmax(loaded, layer, variant == WITH_NORM) for layer in range(loaded.n_layers)]
+        )
+        for variant in variants_of(loaded)
+    }
+
+
+def value_agreement(
+    loaded: LoadedModel,
+    store: CorpusStore,
+    partial: Partial,
+    tops: dict[str, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """Per-layer counts of §4 matches over every key; {} for encoders (no next token).
+    ``tops``: ``memory_tops(loaded)`` where the caller has it already."""
     if not loaded.causal:
         return {}
-    variants = [WITHOUT_NORM] + ([WITH_NORM] if loaded.final_norm_path else [])
+    variants = variants_of(loaded)
+    if tops is None:
+        tops = memory_tops(loaded)
     top = partial.keys[:, :, 0]  # [layers, d_ff] each key's best rank key
     present = (top != SENTINEL).numpy()
     sentences = np.where(present, unpack_sentences(top).numpy(), 0)
@@ -69,7 +94,7 @@ def value_agreement(loaded: LoadedModel, store: CorpusStore, partial: Partial) -
             "trigger_token": {},
         }
         for variant in variants:
-            argmax = value_argmax(loaded, layer, final_norm=variant == WITH_NORM)
+            argmax = tops[variant][layer]
             row["next_token"][variant] = int((known & (argmax == nxt[layer])).sum())
             row["trigger_token"][variant] = int((ok & (argmax == trigger[layer])).sum())
         layers.append(row)

@@ -6,7 +6,12 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -311,6 +316,134 @@ class PatternScoresSerializer(serializers.Serializer):
     overall = PatternScoresRowSerializer()
 
 
+_READING_SCHEMA = {
+    "oneOf": [
+        {"type": "number"},
+        {
+            "type": "object",
+            "properties": {
+                "without_final_norm": {"type": "number", "nullable": True},
+                "with_final_norm": {"type": "number", "nullable": True},
+            },
+            "required": ["without_final_norm", "with_final_norm"],
+        },
+    ],
+    "nullable": True,
+}
+
+
+@extend_schema_field(_READING_SCHEMA)
+class ReadingField(serializers.JSONField):
+    """A figure that involves the unembedding: a number, or where the model has a final
+    norm {"without_final_norm": x, "with_final_norm": y}."""
+
+
+_CHANGE_SCHEMA = {
+    "type": "object",
+    "properties": {name: {"type": "number"} for name in ("residual", "ffn", "neither")},
+    "required": ["residual", "ffn", "neither"],
+}
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            _CHANGE_SCHEMA,
+            {
+                "type": "object",
+                "properties": {
+                    "without_final_norm": _CHANGE_SCHEMA,
+                    "with_final_norm": _CHANGE_SCHEMA,
+                },
+                "required": ["without_final_norm", "with_final_norm"],
+            },
+        ]
+    }
+)
+class ChangeField(serializers.JSONField):
+    """Where the layer's output puts the residual's top token: kept (residual), the FFN's
+    own (ffn), a third (neither); per reading where the model has a final norm."""
+
+
+@extend_schema_serializer(component_name="ReportQuartiles")
+class QuartilesSerializer(serializers.Serializer):
+    mean = serializers.FloatField()
+    q1 = serializers.FloatField()
+    median = serializers.FloatField()
+    q3 = serializers.FloatField()
+
+
+@extend_schema_serializer(component_name="ReportCompositionLayer")
+class CompositionLayerSerializer(serializers.Serializer):
+    layer = serializers.IntegerField(help_text="From 1.")
+    active_share = QuartilesSerializer(help_text="Share of the layer's keys with m_i > 0.")
+    active_share_tenth = QuartilesSerializer(
+        required=False,
+        help_text="Gated (SwiGLU) layers only: share of keys with |m_i| above a tenth of the "
+        "position's largest.",
+    )
+    none_agree_share = ReadingField()
+    agree_stopword_share = ReadingField()
+    residual_final_share = ReadingField()
+    change = ChangeField()
+    final_prob_mean = ReadingField()
+
+
+@extend_schema_serializer(component_name="ReportCompositionSlice")
+class CompositionSliceSerializer(serializers.Serializer):
+    prefixes = serializers.IntegerField()
+    held_out = serializers.IntegerField(help_text="Prefixes of sentences mining did not read.")
+    from_mined = serializers.IntegerField(help_text="Prefixes of a seeded sample of mined ones.")
+    seed = serializers.IntegerField()
+    note = serializers.CharField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="ReportPrefix")
+class PrefixRefSerializer(serializers.Serializer):
+    sentence = serializers.CharField()
+    position = serializers.IntegerField(help_text="The prefix is tokens 0..position.")
+
+
+@extend_schema_serializer(component_name="ReportComposition")
+class CompositionSerializer(serializers.Serializer):
+    applies = serializers.BooleanField(help_text="False for an encoder (no next token).")
+    reason = serializers.CharField(
+        allow_null=True, help_text="Why there are no figures (an encoder, not computed yet)."
+    )
+    paper = serializers.DictField(
+        child=serializers.CharField(), help_text="What the paper measured, figure by figure."
+    )
+    layers = CompositionLayerSerializer(many=True)
+    n_prefixes = serializers.IntegerField(required=False)
+    final_norm = serializers.ListField(child=serializers.BooleanField(), required=False)
+    final_norm_path = serializers.CharField(required=False, allow_null=True)
+    gated = serializers.BooleanField(required=False)
+    vocab_size = serializers.IntegerField(required=False)
+    slice = CompositionSliceSerializer(required=False)
+    prefix_set = PrefixRefSerializer(many=True, required=False)
+    job = serializers.IntegerField(required=False, help_text="The job that computed them.")
+    computed_at = serializers.DateTimeField(required=False)
+
+
+@extend_schema_serializer(component_name="ReportSparsityLayer")
+class SparsityLayerSerializer(serializers.Serializer):
+    layer = serializers.IntegerField(help_text="From 1.")
+    density = QuartilesSerializer(help_text="Over keys: the share of positions with m_i > 0.")
+    gini = serializers.FloatField(
+        allow_null=True, help_text="Gini coefficient of the keys' mean |m_i|."
+    )
+    above_tenth_of_peak = serializers.FloatField(
+        help_text="Share of keys above a tenth of the position's largest m_j, per position."
+    )
+
+
+@extend_schema_serializer(component_name="ReportSparsity")
+class SparsitySerializer(serializers.Serializer):
+    paper = serializers.CharField()
+    n_positions = serializers.IntegerField(required=False)
+    layers = SparsityLayerSerializer(many=True)
+
+
 @extend_schema_serializer(component_name="ReportFilters")
 class ReportFiltersSerializer(serializers.Serializer):
     annotators = serializers.ListField(child=serializers.CharField(), allow_null=True)
@@ -340,6 +473,8 @@ class ReportApi(ReportsApi):
         pattern_scores = PatternScoresSerializer(
             help_text="Held-out scores of written, accepted-suggestion and shuffled patterns."
         )
+        composition = CompositionSerializer(help_text="§5 of the paper, per layer.")
+        sparsity = SparsitySerializer(help_text="Sparsity per layer, from the mining pass.")
 
     @extend_schema(parameters=[ReportQuerySerializer], responses={200: OutputSerializer, **_ERRORS})
     def get(self, request: Request, study_id: int) -> Response:

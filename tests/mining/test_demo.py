@@ -46,6 +46,7 @@ def test_the_demo_study_is_one_run_that_names_alice_and_bob_and_its_guidelines(s
     assert run.study_name == demo.DEMO_STUDY and run.created_by.username == "carol"
     assert (run.params["model"], run.params["corpus"]) == (demo.DEMO_MODEL, demo.DEMO_CORPUS)
     assert (run.params["max_sentences"], run.params["keys_per_layer"]) == (40, 2)
+    assert run.params["compose_prefixes"] == demo.DEMO_COMPOSE_PREFIXES  # §5 after mining
     assert run.params["checkpoint_every"] == demo.DEMO_CHECKPOINT_EVERY  # a stop loses little
     assert sorted(run.assign_to.values_list("username", flat=True)) == ["alice", "bob"]
     assert run.assign_batch == demo.DEMO_BATCH
@@ -102,7 +103,8 @@ def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, t
     from annotate.models import Assignment
 
     settings.DATA_DIR = tmp_path
-    call_command("demo", setup_only=True, sentences=40)  # mined in this process
+    # mined in this process, then composed over a slice of 16 prefixes
+    call_command("demo", setup_only=True, sentences=40, compose_prefixes=16)
     study = Study.objects.get(name="demo: SmolLM2-135M on wiki-vital")
     assert (study.model_name, study.n_layers, study.d_ff, study.is_causal) == (
         "builtin:smollm2-135m",
@@ -115,6 +117,17 @@ def test_demo_mines_the_demo_study_and_assigns_it_to_both_annotators(settings, t
     # §4 over every key of the 30 layers, stored with the study
     assert [row["layer"] for row in study.value_agreement["layers"]] == list(range(1, 31))
     assert all(row["n_keys"] == 1536 for row in study.value_agreement["layers"])
+    # §5: sparsity from the pass, and the composition job the demo runs after mining, both
+    # over the 30 layers, the composition on sentences after the 40 mined, with and
+    # without SmolLM2's final RMSNorm.
+    assert [row["layer"] for row in study.sparsity["layers"]] == list(range(1, 31))
+    assert [row["layer"] for row in study.composition["layers"]] == list(range(1, 31))
+    assert study.composition["slice"]["held_out"] == 16
+    assert study.composition["final_norm"] == [False, True]
+    assert set(study.composition["layers"][0]["none_agree_share"]) == {
+        "without_final_norm",
+        "with_final_norm",
+    }
     prefix = study.keys.first().prefixes.get(rank=1)
     assert prefix.sentence and prefix.trigger_token
     assignments = Assignment.objects.filter(batch__study=study)

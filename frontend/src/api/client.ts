@@ -462,6 +462,25 @@ export const api = {
           body: { format },
         }),
       ),
+    /** The study's latest §5 composition job, and the slice sizes a new one may take. */
+    compositionStatus: (studyId: number) =>
+      call(
+        client.GET('/api/admin/studies/{study_id}/composition/', {
+          params: { path: { study_id: studyId } },
+        }),
+      ),
+    /**
+     * Queue a composition job over a slice of `prefixes` (a 400 `composition_refused` when
+     * the corpus is too small or a job is already queued or running). The seed is the
+     * server's default, sent because the schema types it as required.
+     */
+    createComposition: (studyId: number, prefixes: number, seed = 0) =>
+      call(
+        client.POST('/api/admin/studies/{study_id}/composition/', {
+          params: { path: { study_id: studyId } },
+          body: { prefixes, seed },
+        }),
+      ),
     exportJob: (jobId: number) =>
       call(client.GET('/api/admin/exports/{job_id}/', { params: { path: { job_id: jobId } } })),
     /**

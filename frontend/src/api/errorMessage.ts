@@ -43,6 +43,7 @@ export const ERROR_CODE_KEYS: Record<ErrorCode, ParseKeys> = {
   pattern_kind_unknown: 'errors.codes.pattern_kind_unknown',
   too_many_patterns: 'errors.codes.too_many_patterns',
   mining_refused: 'errors.codes.mining_refused',
+  composition_refused: 'errors.codes.composition_refused',
   export_unavailable: 'errors.codes.export_unavailable',
   import_refused: 'errors.codes.import_refused',
   study_name_taken: 'errors.codes.study_name_taken',

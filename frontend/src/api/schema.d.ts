@@ -321,6 +321,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/studies/{study_id}/composition/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The §5 composition analysis of a study (docs/composition.md): its latest job, and
+         *     a new one over a slice of another size. The figures are in the study's report.
+         */
+        get: operations["admin_studies_composition_retrieve"];
+        put?: never;
+        /**
+         * @description The §5 composition analysis of a study (docs/composition.md): its latest job, and
+         *     a new one over a slice of another size. The figures are in the study's report.
+         */
+        post: operations["admin_studies_composition_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/studies/{study_id}/exports/": {
         parameters: {
             query?: never;
@@ -1159,6 +1183,35 @@ export interface components {
             per_annotator: components["schemas"]["AnnotatorProgress"][];
             per_layer: components["schemas"]["LayerProgress"][];
         };
+        CompositionCreateRequest: {
+            /** @default 4000 */
+            prefixes: number;
+            /** @default 0 */
+            seed: number;
+        };
+        CompositionJob: {
+            id: number;
+            study_id: number;
+            /** @description The slice's size: one prefix a sentence. */
+            prefixes: number;
+            seed: number;
+            status: components["schemas"]["StatusEdeEnum"];
+            /** @description Why it failed; empty otherwise. */
+            error: string;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        CompositionStatus: {
+            /** @description The study's latest job. */
+            job: components["schemas"]["CompositionJob"] | null;
+            default_prefixes: number;
+            max_prefixes: number;
+        };
         Conflict: {
             detail: string;
             /**
@@ -1197,6 +1250,7 @@ export interface components {
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
+             *     * `composition_refused` - COMPOSITION_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1262,6 +1316,7 @@ export interface components {
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
+             *     * `composition_refused` - COMPOSITION_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1310,6 +1365,7 @@ export interface components {
          *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
          *     * `too_many_patterns` - TOO_MANY_PATTERNS
          *     * `mining_refused` - MINING_REFUSED
+         *     * `composition_refused` - COMPOSITION_REFUSED
          *     * `export_unavailable` - EXPORT_UNAVAILABLE
          *     * `import_refused` - IMPORT_REFUSED
          *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1323,12 +1379,12 @@ export interface components {
          *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "too_many_patterns" | "mining_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "username_invalid" | "username_taken" | "username_mixed_scripts" | "username_confusable" | "guidelines_changed" | "guidelines_not_acknowledged";
+        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "too_many_patterns" | "mining_refused" | "composition_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "username_invalid" | "username_taken" | "username_mixed_scripts" | "username_confusable" | "guidelines_changed" | "guidelines_not_acknowledged";
         ExportJob: {
             id: number;
             study_id: number;
             format: components["schemas"]["FormatEnum"];
-            status: components["schemas"]["ExportJobStatusEnum"];
+            status: components["schemas"]["StatusEdeEnum"];
             /**
              * Format: double
              * @description 0..1.
@@ -1348,14 +1404,6 @@ export interface components {
         ExportJobCreateRequest: {
             format: components["schemas"]["FormatEnum"];
         };
-        /**
-         * @description * `queued` - queued
-         *     * `running` - running
-         *     * `done` - done
-         *     * `failed` - failed
-         * @enum {string}
-         */
-        ExportJobStatusEnum: "queued" | "running" | "done" | "failed";
         /**
          * @description * `jsonl` - jsonl
          *     * `csv` - csv
@@ -1414,6 +1462,7 @@ export interface components {
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
+             *     * `composition_refused` - COMPOSITION_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1532,6 +1581,7 @@ export interface components {
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
+             *     * `composition_refused` - COMPOSITION_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1586,6 +1636,7 @@ export interface components {
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
+             *     * `composition_refused` - COMPOSITION_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -2064,6 +2115,77 @@ export interface components {
             value: number | null;
             n_units: number;
         };
+        ReportComposition: {
+            /** @description False for an encoder (no next token). */
+            applies: boolean;
+            /** @description Why there are no figures (an encoder, not computed yet). */
+            reason: string | null;
+            /** @description What the paper measured, figure by figure. */
+            paper: {
+                [key: string]: string;
+            };
+            layers: components["schemas"]["ReportCompositionLayer"][];
+            n_prefixes?: number;
+            final_norm?: boolean[];
+            final_norm_path?: string | null;
+            gated?: boolean;
+            vocab_size?: number;
+            slice?: components["schemas"]["ReportCompositionSlice"];
+            prefix_set?: components["schemas"]["ReportPrefix"][];
+            /** @description The job that computed them. */
+            job?: number;
+            /** Format: date-time */
+            computed_at?: string;
+        };
+        ReportCompositionLayer: {
+            /** @description From 1. */
+            layer: number;
+            /** @description Share of the layer's keys with m_i > 0. */
+            active_share: components["schemas"]["ReportQuartiles"];
+            /** @description Gated (SwiGLU) layers only: share of keys with |m_i| above a tenth of the position's largest. */
+            active_share_tenth?: components["schemas"]["ReportQuartiles"];
+            none_agree_share: (number | {
+                without_final_norm: number | null;
+                with_final_norm: number | null;
+            }) | null;
+            agree_stopword_share: (number | {
+                without_final_norm: number | null;
+                with_final_norm: number | null;
+            }) | null;
+            residual_final_share: (number | {
+                without_final_norm: number | null;
+                with_final_norm: number | null;
+            }) | null;
+            change: {
+                residual: number;
+                ffn: number;
+                neither: number;
+            } | {
+                without_final_norm: {
+                    residual: number;
+                    ffn: number;
+                    neither: number;
+                };
+                with_final_norm: {
+                    residual: number;
+                    ffn: number;
+                    neither: number;
+                };
+            };
+            final_prob_mean: (number | {
+                without_final_norm: number | null;
+                with_final_norm: number | null;
+            }) | null;
+        };
+        ReportCompositionSlice: {
+            prefixes: number;
+            /** @description Prefixes of sentences mining did not read. */
+            held_out: number;
+            /** @description Prefixes of a seeded sample of mined ones. */
+            from_mined: number;
+            seed: number;
+            note: string | null;
+        };
         ReportCoverage: {
             layers: components["schemas"]["ReportCoverageRow"][];
             overall: components["schemas"]["ReportCoverageRow"];
@@ -2204,6 +2326,21 @@ export interface components {
             /** Format: double */
             random: number | null;
         };
+        ReportPrefix: {
+            sentence: string;
+            /** @description The prefix is tokens 0..position. */
+            position: number;
+        };
+        ReportQuartiles: {
+            /** Format: double */
+            mean: number;
+            /** Format: double */
+            q1: number;
+            /** Format: double */
+            median: number;
+            /** Format: double */
+            q3: number;
+        };
         ReportRate: {
             matches: number;
             /** @description The denominator. */
@@ -2240,6 +2377,27 @@ export interface components {
             n: number;
             detection: components["schemas"]["ReportScoreEstimate"];
             embedding: components["schemas"]["ReportScoreEstimate"];
+        };
+        ReportSparsity: {
+            paper: string;
+            n_positions?: number;
+            layers: components["schemas"]["ReportSparsityLayer"][];
+        };
+        ReportSparsityLayer: {
+            /** @description From 1. */
+            layer: number;
+            /** @description Over keys: the share of positions with m_i > 0. */
+            density: components["schemas"]["ReportQuartiles"];
+            /**
+             * Format: double
+             * @description Gini coefficient of the keys' mean |m_i|.
+             */
+            gini: number | null;
+            /**
+             * Format: double
+             * @description Share of keys above a tenth of the position's largest m_j, per position.
+             */
+            above_tenth_of_peak: number;
         };
         ReportStudy: {
             id: number;
@@ -2564,6 +2722,14 @@ export interface components {
             token: string;
             password: string;
         };
+        /**
+         * @description * `queued` - queued
+         *     * `running` - running
+         *     * `done` - done
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        StatusEdeEnum: "queued" | "running" | "done" | "failed";
         StudyDetail: {
             id: number;
             name: string;
@@ -2662,6 +2828,10 @@ export interface components {
             perturbation: components["schemas"]["ReportPerturbation"];
             /** @description Held-out scores of written, accepted-suggestion and shuffled patterns. */
             pattern_scores: components["schemas"]["ReportPatternScores"];
+            /** @description §5 of the paper, per layer. */
+            composition: components["schemas"]["ReportComposition"];
+            /** @description Sparsity per layer, from the mining pass. */
+            sparsity: components["schemas"]["ReportSparsity"];
         };
         StudySummary: {
             id: number;
@@ -2810,6 +2980,7 @@ export interface components {
              *     * `pattern_kind_unknown` - PATTERN_KIND_UNKNOWN
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
+             *     * `composition_refused` - COMPOSITION_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -3773,6 +3944,92 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_composition_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompositionStatus"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_composition_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CompositionCreateRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompositionStatus"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {

@@ -2,12 +2,17 @@ import type {
   AnnotationState,
   AnnotatorTable,
   AnnotatorTableRow,
+  CompositionJob,
+  CompositionStatus,
   ExportJob,
   KeyDetail,
   MiningRun,
+  ReportComposition,
+  ReportCompositionLayer,
   ReportEstimate,
   ReportFigure2Row,
   ReportRate,
+  ReportSparsity,
   ReportValueAgreementEveryKey,
   StudyDetail,
   StudyReport,
@@ -324,7 +329,118 @@ export function makeReport(overrides: Partial<StudyReport> = {}): StudyReport {
       overall: { layer: null, n_keys: 0, first: null, last: null, random: null },
     },
     pattern_scores: makePatternScores(),
+    composition: makeComposition({ computed: false }),
+    sparsity: makeSparsity([]),
     ...overrides,
+  };
+}
+
+const PAPER = {
+  active_share: 'Figure 7: 10–50% of the 4,096 memories active.',
+  none_agree_share: 'Figure 8: at least about 68%.',
+  residual_final_share: 'Figure 9: about a third.',
+  change: 'Figure 11: most changes are compositions.',
+  final_prob_mean: 'Figure 10: rises through the layers.',
+  sparsity: 'The paper reports no Gini or density figures.',
+  model: 'Geva et al. 2021 measured a 16-layer model.',
+};
+
+/**
+ * §5's figures of the given layers. With `readings` (a model with a final norm, the
+ * default) every figure that goes through the unembedding has both readings; layer L has
+ * none_agree_share 0.7 + L/100 without the norm and 0.8 + L/100 with it, residual_final_share
+ * 0.2·L / 0.3·L, final_prob_mean 0.1·L / 0.15·L, change 0.6/0.1/0.3 without and 0.5/0.2/0.3
+ * with. Without `readings` the figures are the plain numbers of "without". `gated` adds
+ * active_share_tenth. Not `computed`: what the report says before the job ran (or, with
+ * `applies` false, for an encoder).
+ */
+export function makeComposition({
+  layers = [1, 2],
+  readings = true,
+  gated = false,
+  computed = true,
+  applies = true,
+}: {
+  layers?: number[];
+  readings?: boolean;
+  gated?: boolean;
+  computed?: boolean;
+  applies?: boolean;
+} = {}): ReportComposition {
+  if (!applies || !computed) {
+    return {
+      applies,
+      reason: applies ? 'Not computed yet.' : 'The model is an encoder.',
+      paper: PAPER,
+      layers: [],
+    };
+  }
+  const pair = (without: number, withNorm: number) =>
+    readings ? { without_final_norm: without, with_final_norm: withNorm } : without;
+  const row = (layer: number): ReportCompositionLayer => ({
+    layer,
+    active_share: {
+      mean: 0.4 - 0.1 * layer,
+      q1: 0.3 - 0.1 * layer,
+      median: 0.38 - 0.1 * layer,
+      q3: 0.5 - 0.1 * layer,
+    },
+    ...(gated
+      ? {
+          active_share_tenth: {
+            mean: 0.05 * layer,
+            q1: 0.04 * layer,
+            median: 0.05 * layer,
+            q3: 0.06 * layer,
+          },
+        }
+      : {}),
+    none_agree_share: pair(0.7 + layer / 100, 0.8 + layer / 100),
+    agree_stopword_share: pair(0.5, 0.6),
+    residual_final_share: pair(0.2 * layer, 0.3 * layer),
+    change: readings
+      ? {
+          without_final_norm: { residual: 0.6, ffn: 0.1, neither: 0.3 },
+          with_final_norm: { residual: 0.5, ffn: 0.2, neither: 0.3 },
+        }
+      : { residual: 0.6, ffn: 0.1, neither: 0.3 },
+    final_prob_mean: pair(0.1 * layer, 0.15 * layer),
+  });
+  return {
+    applies: true,
+    reason: null,
+    paper: PAPER,
+    layers: layers.map(row),
+    n_prefixes: 4000,
+    final_norm: readings ? [false, true] : [false],
+    final_norm_path: readings ? 'model.norm' : null,
+    gated,
+    vocab_size: 49152,
+    slice: {
+      prefixes: 4000,
+      held_out: 3000,
+      from_mined: 1000,
+      seed: 0,
+      note: 'the corpus had 3000 sentences that mining did not read',
+    },
+    prefix_set: [],
+    job: 3,
+    computed_at: '2026-12-04T10:00:00Z',
+  };
+}
+
+/** Sparsity of the given layers: density median 0.25 [0.1, 0.45], Gini 0.4 + L/10, a
+ * share 0.12 above a tenth of the peak; no layers is a study mined before they were kept. */
+export function makeSparsity(layers: number[] = [1, 2]): ReportSparsity {
+  return {
+    paper: PAPER.sparsity,
+    ...(layers.length > 0 ? { n_positions: 25_000 } : {}),
+    layers: layers.map((layer) => ({
+      layer,
+      density: { mean: 0.3, q1: 0.1, median: 0.25, q3: 0.45 },
+      gini: 0.4 + layer / 10,
+      above_tenth_of_peak: 0.12,
+    })),
   };
 }
 
@@ -475,4 +591,25 @@ export function makeExportJob(overrides: Partial<ExportJob> = {}): ExportJob {
     download_url: null,
     ...overrides,
   };
+}
+
+export function makeCompositionJob(overrides: Partial<CompositionJob> = {}): CompositionJob {
+  return {
+    id: 3,
+    study_id: 7,
+    prefixes: 4000,
+    seed: 0,
+    status: 'queued',
+    error: '',
+    created_by: 'carol',
+    created_at: '2026-12-04T09:30:00Z',
+    started_at: null,
+    finished_at: null,
+    ...overrides,
+  };
+}
+
+/** The composition API's answer: the latest job (none by default) and the slice sizes. */
+export function makeCompositionStatus(job: CompositionJob | null = null): CompositionStatus {
+  return { job, default_prefixes: 4000, max_prefixes: 50000 };
 }

@@ -33,8 +33,9 @@ from annotate.models import Study
 from annotate.services.accounts import user_create_annotator
 from config import processes
 from mining import services
+from mining.composition import composition_job_run
 from mining.core import MineConfig, MiningError, MiningStopped
-from mining.models import MiningRun, MiningShard
+from mining.models import CompositionJob, MiningRun, MiningShard
 
 ADMIN = "carol"
 ANNOTATORS = ("alice", "bob")
@@ -49,6 +50,9 @@ DEMO_SENTENCES = 3000
 # A checkpoint every 10 batches (320 sentences, a few seconds of a loaded CPU): a demo
 # stopped while it mines loses little of the run when it resumes.
 DEMO_CHECKPOINT_EVERY = 10
+# The §5 composition analysis the demo queues once its study is mined: the paper's 4,000
+# prefixes (docs/composition.md gives its time on 2 cores).
+DEMO_COMPOSE_PREFIXES = 4000
 DEMO_KEYS_PER_LAYER = 2  # 30 layers: 60 keys for alice and bob, as many as a session holds
 EXAMPLE_STUDY_FILE = settings.BASE_DIR / "fixtures" / "example-study.jsonl"
 # The demo study's guidelines, written for this project (version 1, published by carol):
@@ -85,7 +89,9 @@ def ensure_accounts(accounts: dict[str, str]) -> None:
         user_create_annotator(username=name, password=accounts[name])
 
 
-def demo_run_ensure(*, sentences: int) -> MiningRun | None:
+def demo_run_ensure(
+    *, sentences: int, compose_prefixes: int = DEMO_COMPOSE_PREFIXES
+) -> MiningRun | None:
     """The demo study's mining run: None where the study is there already, else the run
     under way (one a stop interrupted) or a new one, queued for nobody yet (the caller
     sends its work). It names alice and bob and the demo guidelines, which the study's
@@ -116,6 +122,7 @@ def demo_run_ensure(*, sentences: int) -> MiningRun | None:
         created_by=User.objects.get(username=ADMIN),
         assign_to=list(User.objects.filter(username__in=ANNOTATORS).order_by("username")),
         assign_batch=DEMO_BATCH,
+        compose_prefixes=compose_prefixes,
         guidelines=DEMO_GUIDELINES_FILE.read_text(encoding="utf-8"),
     )
 
@@ -172,6 +179,12 @@ class Command(BaseCommand):
             "--no-mine", action="store_true", help="Do not mine the demo study if it is missing."
         )
         parser.add_argument("--sentences", type=int, default=DEMO_SENTENCES)
+        parser.add_argument(
+            "--compose-prefixes",
+            type=int,
+            default=DEMO_COMPOSE_PREFIXES,
+            help="The slice of the composition analysis run after mining (0: none).",
+        )
 
     def handle(
         self,
@@ -180,6 +193,7 @@ class Command(BaseCommand):
         setup_only: bool,
         no_mine: bool,
         sentences: int,
+        compose_prefixes: int = DEMO_COMPOSE_PREFIXES,
         **options: Any,
     ) -> None:
         Path(settings.DATA_DIR).mkdir(parents=True, exist_ok=True)
@@ -187,7 +201,11 @@ class Command(BaseCommand):
         accounts = demo_accounts()
         ensure_accounts(accounts)
         self._import_example_study()
-        run = None if no_mine else demo_run_ensure(sentences=sentences)
+        run = (
+            None
+            if no_mine
+            else demo_run_ensure(sentences=sentences, compose_prefixes=compose_prefixes)
+        )
         if run is not None:
             self.stdout.write(
                 f"The demo study: {DEMO_MODEL} (SmolLM2-135M-Instruct, dequantized from "
@@ -224,6 +242,12 @@ class Command(BaseCommand):
         if run.status != MiningRun.Status.DONE:
             raise CommandError(f"mining the demo study: run {run.pk} is {run.status}: {run.error}")
         self.stdout.write(self.style.SUCCESS("The demo study is mined and assigned."))
+        queued = CompositionJob.objects.filter(
+            study__mining_run=run, status=CompositionJob.Status.QUEUED
+        ).first()
+        if queued is not None:  # what the worker would do next, here
+            self.stdout.write(f"Composing the demo study over {queued.prefixes} prefixes…")
+            composition_job_run(job_id=queued.pk)
 
     def _send(self, run: MiningRun) -> None:
         """Queue the run's work for the worker: a new run's prepare, or whatever a run a

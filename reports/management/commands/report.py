@@ -69,6 +69,8 @@ class Command(BaseCommand):
             self.stdout.write(line)
         for line in pattern_scores_lines(report):
             self.stdout.write(line)
+        for line in composition_lines(report):
+            self.stdout.write(line)
         self.stdout.write(f"wrote figure2.svg, figure2.png, report.json, report.csv to {out}")
 
 
@@ -149,3 +151,42 @@ def _pct(x: float | None, digits: int = 1) -> str:
 
 def _num(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
+
+
+def _reading(value: Any) -> Any:
+    """The figure through the final norm where the model has one (as the page shows it
+    first); report.json and report.csv have both readings."""
+    return value.get("with_final_norm") if isinstance(value, dict) else value
+
+
+def composition_lines(report: dict[str, Any]) -> list[str]:
+    """§5 per layer (docs/composition.md), or why there is none; then sparsity."""
+    composition, lines = report["composition"], []
+    if not composition["layers"]:
+        lines.append(f"§5 composition: {composition['reason']}")
+    else:
+        norm = composition.get("final_norm") == [False, True]
+        lines.append(
+            f"§5 composition over {composition['n_prefixes']} prefixes"
+            f"{' (through the final norm; report.csv has both readings)' if norm else ''}. "
+            f"{composition['paper']['model']}."
+        )
+        lines.append("  layer  active  none agree  residual=final  kept/ffn/neither  p(final)")
+        for row in composition["layers"]:
+            change = _reading(row["change"])
+            lines.append(
+                f"  {row['layer']:>5}  {_pct(row['active_share']['mean']):>6}  "
+                f"{_pct(_reading(row['none_agree_share'])):>10}  "
+                f"{_pct(_reading(row['residual_final_share'])):>14}  "
+                f"{_pct(change['residual'])}/{_pct(change['ffn'])}/{_pct(change['neither'])}  "
+                f"{_num(_reading(row['final_prob_mean']))}"
+            )
+    sparsity = report["sparsity"]
+    if sparsity["layers"]:
+        lines.append("Sparsity (mining pass): layer, median key density, Gini, above 1/10 peak")
+        for row in sparsity["layers"]:
+            lines.append(
+                f"  {row['layer']:>5}  {_pct(row['density']['median'])}  {_num(row['gini'])}  "
+                f"{_pct(row['above_tenth_of_peak'])}"
+            )
+    return lines

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from mining.core import MiningError
-from mining.core.composition import STOP_WORDS, compose
+from mining.core.composition import STOP_WORDS, affine_final_norm, compose, memory_tops
+from mining.core.value_agreement import WITH_NORM, WITHOUT_NORM
 
 from .conftest import random_sentences, tiny_loaded
 
@@ -171,3 +172,165 @@ def test_a_prefix_outside_the_store_is_refused(store_factory):
         compose(loaded, store, [(0, length)])
     with pytest.raises(MiningError, match=r"prefix \(sentence 9, position 0\) is not"):
         compose(loaded, store, [(9, 0)])
+
+
+class _UnknownNorm(torch.nn.Module):
+    """The same final norm behind a module kind composition does not know: its figures
+    then come from the generic path (every row through ``value_logits``)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def _with_biases_and_gains(loaded):
+    """The model with seeded random down-projection biases and final-norm gains and
+    shifts: the tiny models start with zeros and ones there, which would hide a bias or a
+    gain handled wrongly."""
+    generator = torch.Generator().manual_seed(3)
+
+    def noise(like, scale=0.5):
+        return scale * torch.randn(like.shape, generator=generator)
+
+    norm = loaded.model.get_submodule(loaded.final_norm_path)
+    with torch.no_grad():
+        for layer in range(loaded.n_layers):
+            bias = loaded.down_module(layer).bias
+            if bias is not None:
+                bias.copy_(noise(bias))
+        norm.weight.copy_(1 + noise(norm.weight))
+        if getattr(norm, "bias", None) is not None:
+            norm.bias.copy_(noise(norm.bias))
+    return loaded
+
+
+def _hide_final_norm(loaded, monkeypatch):
+    parent_path, _, name = loaded.final_norm_path.rpartition(".")
+    parent = loaded.model.get_submodule(parent_path)
+    monkeypatch.setattr(parent, name, _UnknownNorm(getattr(parent, name)))
+
+
+@pytest.mark.parametrize("family", ["gpt2", "gpt_neox", "opt", "llama"])
+def test_the_final_norm_is_affine_once_each_rows_scale_is_known(family):
+    loaded = _with_biases_and_gains(tiny_loaded(family))
+    norm = affine_final_norm(loaded)
+    assert norm is not None
+    assert norm.centred == (family != "llama")  # LayerNorm, or Llama's RMSNorm
+    emb = loaded.output_embeddings().detach().float()
+    generator = torch.Generator().manual_seed(1)
+    r, y = (3 * torch.randn(5, loaded.d_model, generator=generator) for _ in range(2))
+    b = torch.randn(loaded.d_model, generator=generator)
+    out = r + y + b
+    shift = 0 if norm.shift is None else norm.shift @ emb.t()
+    summed = (norm.weighted(r) + norm.weighted(y) + norm.weighted(b[None, :])) @ emb.t()
+    assert torch.allclose(
+        summed / norm.scale(out)[:, None] + shift,
+        loaded.value_logits(out, final_norm=True),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
+@pytest.mark.parametrize("family", ["gpt2", "gpt_neox", "opt", "llama"])
+def test_the_affine_path_gives_the_generic_paths_figures(family, store_factory, monkeypatch):
+    loaded = _with_biases_and_gains(tiny_loaded(family))
+    store = store_factory(loaded, random_sentences(8, seed=5))
+    fast = compose(loaded, store, prefixes_of(store), batch_size=4)
+    _hide_final_norm(loaded, monkeypatch)
+    assert affine_final_norm(loaded) is None
+    generic = compose(loaded, store, prefixes_of(store), batch_size=4)
+    for a, b in zip(fast["layers"], generic["layers"], strict=True):
+        assert a.pop("final_prob_mean") == pytest.approx(b.pop("final_prob_mean"), rel=1e-5)
+        assert a == b
+    assert fast["vocab_size"] == generic["vocab_size"]
+
+
+@pytest.mark.parametrize("family", ["gpt2", "gpt_neox", "opt", "llama"])
+def test_the_figures_equal_a_plain_computation_with_biases_and_gains(family, store_factory):
+    loaded = _with_biases_and_gains(tiny_loaded(family))
+    store = store_factory(loaded, random_sentences(8, seed=5))
+    row = compose(loaded, store, prefixes_of(store), batch_size=4)["layers"][LAYER]
+    _, rows = plain(family, loaded, store, LAYER)
+    for norm, name in ((False, WITHOUT_NORM), (True, WITH_NORM)):
+        plain_rows = rows[norm]
+        assert row["none_agree_share"][name] == _mean([not x["agree"] for x in plain_rows])
+        assert row["residual_final_share"][name] == _mean(
+            [x["top_r"] == x["final"] for x in plain_rows]
+        )
+        kept = [x["top_out"] == x["top_r"] for x in plain_rows]
+        to_ffn = [x["top_out"] != x["top_r"] and x["top_out"] == x["top_y"] for x in plain_rows]
+        assert row["change"][name]["residual"] == pytest.approx(_mean(kept))
+        assert row["change"][name]["ffn"] == pytest.approx(_mean(to_ffn))
+        assert row["final_prob_mean"][name] == pytest.approx(
+            _mean([x["prob"] for x in plain_rows]), rel=1e-5
+        )
+
+
+def test_a_product_per_layer_gives_the_figures_of_one_for_all_layers(store_factory, monkeypatch):
+    loaded = _with_biases_and_gains(tiny_loaded("gpt2"))
+    store = store_factory(loaded, random_sentences(8, seed=5))
+    together = compose(loaded, store, prefixes_of(store), batch_size=4)  # one product a batch
+    monkeypatch.setattr("mining.core.composition.PROJECT_ROWS", 1)  # a product a layer
+    apart = compose(loaded, store, prefixes_of(store), batch_size=4)
+    for a, b in zip(together["layers"], apart["layers"], strict=True):
+        assert a.pop("final_prob_mean") == pytest.approx(b.pop("final_prob_mean"), rel=1e-5)
+        assert a == b
+
+
+def test_the_generic_path_equals_a_plain_computation(store_factory, monkeypatch):
+    loaded = tiny_loaded("gpt2")
+    store = store_factory(loaded, random_sentences(8, seed=5))
+    _hide_final_norm(loaded, monkeypatch)
+    row = compose(loaded, store, prefixes_of(store), batch_size=4)["layers"][LAYER]
+    _, rows = plain("gpt2", loaded, store, LAYER)
+    for norm, name in ((False, WITHOUT_NORM), (True, WITH_NORM)):
+        assert row["residual_final_share"][name] == _mean(
+            [x["top_r"] == x["final"] for x in rows[norm]]
+        )
+        assert row["change"][name]["residual"] == pytest.approx(
+            _mean([x["top_out"] == x["top_r"] for x in rows[norm]])
+        )
+
+
+def test_the_memories_top_tokens_given_are_the_ones_counted(store_factory, monkeypatch):
+    loaded = tiny_loaded("gpt2")
+    store = store_factory(loaded, random_sentences(8, seed=5))
+    tops = memory_tops(loaded)
+    computed = compose(loaded, store, prefixes_of(store), batch_size=4)
+    monkeypatch.setattr("mining.core.composition.memory_tops", None)  # not computed again
+    assert compose(loaded, store, prefixes_of(store), batch_size=4, memory_tops=tops) == computed
+    # Every memory predicting one token: a prefix agrees where y predicts that token too.
+    _, rows = plain("gpt2", loaded, store, LAYER)
+    token = rows[False][0]["top_y"]
+    same = {v: np.full_like(t, token) for v, t in tops.items()}
+    got = compose(loaded, store, prefixes_of(store), batch_size=4, memory_tops=same)
+    assert got["layers"][LAYER]["none_agree_share"][WITHOUT_NORM] == _mean(
+        [x["top_y"] != token for x in rows[False]]
+    )
+    assert got["layers"][LAYER]["none_agree_share"][WITHOUT_NORM] < 1
+
+
+def test_memory_tops_of_another_shape_are_refused(store_factory):
+    loaded = tiny_loaded("gpt2")
+    store = store_factory(loaded, random_sentences(4))
+    tops = memory_tops(loaded)
+    with pytest.raises(MiningError, match=r"top tokens \(with_final_norm\) must be an array"):
+        compose(loaded, store, [(0, 1)], memory_tops={WITHOUT_NORM: tops[WITHOUT_NORM]})
+    cut = {v: t[:, :-1] for v, t in tops.items()}
+    with pytest.raises(MiningError, match=r"must be an array of shape \[2, \d+\]"):
+        compose(loaded, store, [(0, 1)], memory_tops=cut)
+    vocab = loaded.output_embeddings().shape[0]
+    beyond = {v: t + vocab for v, t in tops.items()}
+    with pytest.raises(MiningError, match=rf"must be token ids below {vocab}"):
+        compose(loaded, store, [(0, 1)], memory_tops=beyond)
+
+
+def test_progress_is_told_after_each_batch(store_factory):
+    loaded = tiny_loaded("llama")
+    store = store_factory(loaded, random_sentences(8, seed=5))
+    told = []
+    compose(loaded, store, prefixes_of(store), batch_size=4, progress=lambda *a: told.append(a))
+    assert told == [(4, 6), (6, 6)]

@@ -8,6 +8,7 @@ import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
 import { layerRanges, makeFormatters } from '../lib/format';
 import { AgreementTables } from './AgreementTables';
+import { CompositionSection } from './CompositionSection';
 import { NoRatings } from './LayerRows';
 import { PatternScoresTable } from './PatternScoresTable';
 import {
@@ -19,6 +20,7 @@ import {
 } from './ReportTables';
 import { downloadBlob, safeFileName, serializeSvg, svgSize, svgToPng } from '../lib/svgExport';
 import { useWidth } from '../hooks/useWidth';
+import { SparsitySection } from './SparsitySection';
 import { ValueAgreementSection } from './ValueAgreementSection';
 
 export type View = 'pooled' | 'per_annotator' | 'majority' | 'gold';
@@ -252,6 +254,15 @@ export function ReportBody({
           f={f}
         />
       </section>
+
+      <CompositionSection
+        composition={report.composition}
+        studyId={studyId}
+        studyName={report.study.name}
+        f={f}
+      />
+
+      <SparsitySection sparsity={report.sparsity} studyName={report.study.name} f={f} />
 
       <section className="stack" aria-labelledby="perturbation-heading">
         <h2 id="perturbation-heading">{t('report.perturbation.heading')}</h2>

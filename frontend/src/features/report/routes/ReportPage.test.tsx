@@ -5,7 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { reportQueryString } from '../../../api/client';
 import i18n from '../../../i18n';
 import { advance, until, useFakeClock } from '../../../test/clock';
-import { makeExportJob, makeReport, makeStudy } from '../../../test/factories';
+import {
+  makeCompositionStatus,
+  makeExportJob,
+  makeReport,
+  makeStudy,
+} from '../../../test/factories';
 import { alice, carol, json, mockApi, renderApp } from '../../../test/utils';
 import { EXPORT_POLL_MS } from '../components/ExportSection';
 
@@ -162,6 +167,7 @@ describe('report page', () => {
         asked.push('');
         return json(200, makeReport());
       },
+      'GET /api/admin/studies/7/composition/': () => json(200, makeCompositionStatus()),
       'GET /api/admin/studies/7/report/?annotators=bob&layers=2&submitted_only=false': () => {
         asked.push('filtered');
         return json(
@@ -191,7 +197,9 @@ describe('report page', () => {
     // Both annotators stay choosable after filtering to one.
     expect(within(filters).getByLabelText('alice')).not.toBeChecked();
     expect(within(filters).getByLabelText('bob')).toBeChecked();
-    expect(fetchMock).toHaveBeenCalledTimes(3);
+    // The study, the two reports and the composition job's state, once: a filter asks
+    // for a report, not for the job again.
+    expect(fetchMock).toHaveBeenCalledTimes(4);
   });
 
   it('prepares an export job, follows its progress and shows the download link', async () => {
