@@ -125,6 +125,7 @@ check-schema: venv frontend/node_modules/.installed
 bench: venv
 	$(PY) bench/mining.py
 	$(PY) bench/composition.py
+	$(PY) bench/causal.py
 	$(PY) bench/api_load.py
 	$(PY) bench/reports.py
 	$(PY) bench/suggestions.py --keys 200

@@ -82,6 +82,7 @@ class ErrorCode(StrEnum):
     # Mining runs, exports, imports.
     MINING_REFUSED = "mining_refused"
     COMPOSITION_REFUSED = "composition_refused"
+    CAUSAL_REFUSED = "causal_refused"
     EXPORT_UNAVAILABLE = "export_unavailable"
     IMPORT_REFUSED = "import_refused"
     # Import refusals that a form words in its own way.

@@ -306,6 +306,9 @@ SPECTACULAR_SETTINGS = {
         "GoldPatternSourceEnum": "annotate.models.GoldPattern.Source",
         "LabelEnum": "annotate.labels.LABELS",
         "MiningRunStatusEnum": "mining.models.MiningRun.Status",
+        # Export, composition and causal jobs share their states.
+        "JobStatusEnum": "reports.models.ExportJob.Status",
+        "CausalKindEnum": "mining.models.CausalJob.Kind",
         "ValueAgreementReasonEnum": "reports.stats.value_agreement.REASONS",
         "ValueAgreementVariantEnum": "reports.stats.value_agreement.VARIANTS",
     },

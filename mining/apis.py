@@ -15,14 +15,16 @@ from rest_framework.views import APIView
 
 from annotate.api_errors import ErrorCode, error_response
 from annotate.apis.common import ErrorSerializer, ValidationErrorSerializer
-from annotate.models import Study
+from annotate.models import Pattern, Study
 from annotate.permissions import IsAdmin, IsAnnotator
 from mining.core import MineConfig, MiningError
 from mining.core.errors import DatasetRefused
 
 from . import services, sources
+from .causal import LABEL_SOURCES, causal_job_create
+from .causal import MAX_KEYS as MAX_GROUP_KEYS
 from .composition import DEFAULT_PREFIXES, MAX_PREFIXES, composition_job_create
-from .models import CompositionJob, MiningRun
+from .models import CausalJob, CompositionJob, MiningRun
 from .selectors import (
     mining_run_duration_seconds,
     mining_run_final_rate,
@@ -349,3 +351,212 @@ class CompositionApi(APIView):
             CompositionStatusSerializer(_composition_status(study)).data,
             status=status.HTTP_202_ACCEPTED,
         )
+
+
+# --- causal probes (docs/causal.md) ------------------------------------------------------
+
+
+class _KeyPairField(serializers.ListField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            child=serializers.IntegerField(min_value=0, max_value=1_000_000),
+            min_length=2,
+            max_length=2,
+            help_text="[layer (from 1), index]",
+            **kwargs,
+        )
+
+
+@extend_schema_serializer(component_name="CausalKeyGroup")
+class KeyGroupSerializer(serializers.Serializer):
+    """A group of keys: listed (``by`` "keys"), or every key carrying a pattern of one of
+    ``kinds`` (``by`` "label") in submitted annotations (all annotators' or one's) or in
+    submitted gold, optionally only in some layers."""
+
+    by = serializers.ChoiceField(choices=["keys", "label"])
+    keys = serializers.ListField(child=_KeyPairField(), max_length=MAX_GROUP_KEYS, required=False)
+    kinds = serializers.ListField(
+        child=serializers.ChoiceField(choices=Pattern.Kind.values),
+        min_length=1,
+        max_length=3,
+        required=False,
+    )
+    # Shadows Field.source for mypy only: the metaclass turns it into a declared field.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=LABEL_SOURCES, default="annotations"
+    )
+    annotator = serializers.CharField(max_length=150, required=False, allow_blank=True)
+    layers = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=100_000),
+        max_length=1000,
+        required=False,
+    )
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data["by"] == "keys" and not data.get("keys"):
+            raise serializers.ValidationError({"keys": "List at least one [layer, index]."})
+        if data["by"] == "label" and not data.get("kinds"):
+            raise serializers.ValidationError({"kinds": "Name at least one pattern kind."})
+        return data
+
+
+@extend_schema_serializer(component_name="CausalPrefixSet")
+class PrefixSetSerializer(serializers.Serializer):
+    """A prefix set: a group's own trigger prefixes (``by`` "own", ``group`` "a" or "b"),
+    or an uploaded text, one sentence a line (every next token in it is scored)."""
+
+    by = serializers.ChoiceField(choices=["own", "text"])
+    group = serializers.ChoiceField(choices=["a", "b"], required=False)
+    text = serializers.CharField(max_length=100_000, required=False, trim_whitespace=False)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data["by"] == "own" and not data.get("group"):
+            raise serializers.ValidationError({"group": "Name the group: a or b."})
+        if data["by"] == "text" and not (data.get("text") or "").strip():
+            raise serializers.ValidationError({"text": "Give at least one sentence."})
+        return data
+
+
+@extend_schema_serializer(component_name="CausalJobCreate")
+class CausalCreateSerializer(serializers.Serializer):
+    """One probe: ``kind`` and the fields it reads (the others are ignored). ablation:
+    ``group``, ``scale`` (0: zeroed), ``random_prefixes``; dissociation: ``group_a``,
+    ``group_b``, ``set_p``, ``set_q``, ``scale``; tracing: ``prompt``, ``subject``,
+    ``answer``, ``noise``, ``samples``, ``window``; attribution: ``prompts``, ``answer``,
+    ``steps``, ``threshold``, ``share``, ``layers``. Every probe: ``seed``."""
+
+    kind = serializers.ChoiceField(choices=CausalJob.Kind.choices)
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+    scale = serializers.FloatField(
+        min_value=-10.0, max_value=10.0, default=0.0, help_text="0: zeroed; 2: doubled."
+    )
+    group = KeyGroupSerializer(required=False)
+    random_prefixes = serializers.IntegerField(min_value=1, max_value=5000, default=500)
+    group_a = KeyGroupSerializer(required=False)
+    group_b = KeyGroupSerializer(required=False)
+    set_p = PrefixSetSerializer(required=False)
+    set_q = PrefixSetSerializer(required=False)
+    prompt = serializers.CharField(max_length=2000, required=False)
+    subject = serializers.CharField(max_length=500, required=False)
+    answer = serializers.CharField(max_length=200, required=False, trim_whitespace=False)
+    noise = serializers.FloatField(min_value=0.0, max_value=100.0, default=3.0)
+    samples = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    window = serializers.IntegerField(min_value=1, max_value=1000, default=10)
+    prompts = serializers.ListField(
+        child=serializers.CharField(max_length=2000), min_length=1, max_length=20, required=False
+    )
+    steps = serializers.IntegerField(min_value=1, max_value=200, default=20)
+    threshold = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.2)
+    share = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.7)
+    layers = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=100_000),
+        max_length=1000,
+        required=False,
+    )
+
+    NEEDS = {
+        "ablation": ("group",),
+        "dissociation": ("group_a", "group_b", "set_p", "set_q"),
+        "tracing": ("prompt", "subject", "answer"),
+        "attribution": ("prompts", "answer"),
+    }
+    READS = {
+        "ablation": ("seed", "scale", "group", "random_prefixes"),
+        "dissociation": ("seed", "scale", "group_a", "group_b", "set_p", "set_q"),
+        "tracing": ("seed", "prompt", "subject", "answer", "noise", "samples", "window"),
+        "attribution": ("seed", "prompts", "answer", "steps", "threshold", "share", "layers"),
+    }
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        kind = data["kind"]
+        missing = {
+            name: "Required for this probe." for name in self.NEEDS[kind] if name not in data
+        }
+        if missing:
+            raise serializers.ValidationError(missing)
+        return {"kind": kind, **{name: data[name] for name in self.READS[kind] if name in data}}
+
+
+@extend_schema_serializer(component_name="CausalJob")
+class CausalJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    study_id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=CausalJob.Kind.choices)
+    params = serializers.DictField(help_text="As asked, each key group with its `resolved` keys.")
+    status = serializers.ChoiceField(choices=CausalJob.Status.choices)
+    error = serializers.CharField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="CausalJobDetail")
+class CausalJobDetailSerializer(CausalJobSerializer):
+    result = serializers.DictField(
+        help_text="The probe's figures (docs/causal.md), {} until done; `key_ids` maps "
+        '"layer:index" to the study\'s key id of each mined key it names.'
+    )
+
+
+class CausalJobListCreateApi(APIView):
+    """A study's causal probes (docs/causal.md): the latest 100, and a new one."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        responses={200: CausalJobSerializer(many=True), 403: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request: Request, study_id: int) -> Response:
+        study = _study_or_404(study_id)
+        jobs = CausalJob.objects.filter(study=study).select_related("created_by")[:100]
+        return Response(CausalJobSerializer(jobs, many=True).data)
+
+    @extend_schema(
+        request=CausalCreateSerializer,
+        responses={
+            202: CausalJobSerializer,
+            400: ValidationErrorSerializer,
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+        },
+    )
+    def post(self, request: Request, study_id: int) -> Response:
+        study = _study_or_404(study_id)
+        serializer = CausalCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        params = dict(serializer.validated_data)
+        kind = params.pop("kind")
+        try:
+            job = causal_job_create(
+                study=study, kind=kind, params=_plain(params), created_by=request.user
+            )
+        except MiningError as exc:
+            return error_response(str(exc), ErrorCode.CAUSAL_REFUSED, status.HTTP_400_BAD_REQUEST)
+        return Response(CausalJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+def _plain(value: Any) -> Any:
+    """Validated data (OrderedDicts, lists) as plain JSON values."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _causal_job_or_404(job_id: int) -> CausalJob:
+    job = CausalJob.objects.select_related("created_by").filter(pk=job_id).first()
+    if job is None:
+        raise Http404
+    return job
+
+
+class CausalJobDetailApi(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        responses={200: CausalJobDetailSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
+    )
+    def get(self, request: Request, job_id: int) -> Response:
+        return Response(CausalJobDetailSerializer(_causal_job_or_404(job_id)).data)

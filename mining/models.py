@@ -141,3 +141,41 @@ class CompositionJob(models.Model):
 
     def __str__(self) -> str:
         return f"composition job {self.pk} of study {self.study_id} ({self.status})"
+
+
+class CausalJob(models.Model):
+    """One causal probe of a study (docs/causal.md): an ablation against a random-key
+    control, a double dissociation, a causal trace or an attribution, a task on queue
+    ``gpu``. ``params`` holds what was asked with every key group resolved to its keys;
+    ``result`` the probe's figures once done (``mining.core.causal``'s JSON)."""
+
+    class Kind(models.TextChoices):
+        ABLATION = "ablation", "ablation"
+        DISSOCIATION = "dissociation", "dissociation"
+        TRACING = "tracing", "tracing"
+        ATTRIBUTION = "attribution", "attribution"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="causal_jobs")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    params = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} of study {self.study_id} ({self.status})"

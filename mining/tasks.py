@@ -136,6 +136,17 @@ def compose_study(self, job_id: int) -> None:
         raise self.retry(exc=exc, countdown=RETRY_DELAY_S) from exc
 
 
+@shared_task(name="mining.causal_probe", bind=True, max_retries=5)
+def causal_probe(self, job_id: int) -> None:
+    """A causal probe of a study (mining.causal), on queue ``gpu``."""
+    from .causal import causal_job_run
+
+    try:
+        causal_job_run(job_id=job_id)
+    except DatabaseError as exc:
+        raise self.retry(exc=exc, countdown=RETRY_DELAY_S) from exc
+
+
 def send_run_work(*, run_id: int, status: str, shard_ids: Sequence[int] = ()) -> None:
     """Queue again what a run in ``status`` waits for: its prepare, the shards not done
     yet, or its merge. Safe to send twice (each task checks the run's state first)."""

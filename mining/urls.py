@@ -20,4 +20,10 @@ urlpatterns = [
         apis.CompositionApi.as_view(),
         name="study-composition",
     ),
+    path(
+        "admin/studies/<int:study_id>/causal/",
+        apis.CausalJobListCreateApi.as_view(),
+        name="study-causal",
+    ),
+    path("admin/causal/<int:job_id>/", apis.CausalJobDetailApi.as_view(), name="causal-job"),
 ]
