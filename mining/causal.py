@@ -11,7 +11,6 @@ is checked by the job before any forward: it fails with that reason and stores n
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,14 +23,13 @@ from django.utils import timezone
 from annotate.models import Annotation, GoldAnnotation, Key, Pattern, Study, TriggerPrefix
 from mining.core.errors import MiningError
 
+from .jobs import job_run, job_send_on_commit
 from .models import CausalJob, MiningRun
 from .services import mining_config, model_for
 
 if TYPE_CHECKING:
     from mining.core.models import LoadedModel
     from mining.core.store import CorpusStore
-
-logger = logging.getLogger(__name__)
 
 KINDS = tuple(CausalJob.Kind.values)
 LABEL_SOURCES = ("annotations", "gold")
@@ -154,24 +152,10 @@ def causal_job_create(
         raise MiningError(STORE_GONE.format(name=study.name, what=f"the {kind}"))
     job = CausalJob.objects.create(study=study, kind=kind, params=params, created_by=created_by)
     if send:
-        transaction.on_commit(lambda: _send(job.pk))
+        from .tasks import causal_probe
+
+        job_send_on_commit(CausalJob, job.pk, causal_probe)
     return job
-
-
-def _send(job_id: int) -> None:
-    from .tasks import causal_probe
-
-    try:
-        causal_probe.delay(job_id)
-    except Exception as exc:  # the broker is down: the job says so instead of waiting
-        logger.warning("causal job %s not queued", job_id, exc_info=True)
-        _failed(job_id, f"the task queue is unavailable: {exc}")
-
-
-def _failed(job_id: int, error: str) -> None:
-    CausalJob.objects.filter(pk=job_id).update(
-        status=CausalJob.Status.FAILED, error=error, finished_at=timezone.now()
-    )
 
 
 # -- prefix sets ------------------------------------------------------------------------
@@ -373,22 +357,10 @@ def key_ids(study: Study, result: dict[str, Any]) -> dict[str, int]:
 
 def causal_job_run(*, job_id: int) -> None:
     """Run a queued job: its figures go to ``result``, or its reason to ``error``."""
-    job = CausalJob.objects.select_related("study").filter(pk=job_id).first()
-    if job is None or job.status in (CausalJob.Status.DONE, CausalJob.Status.FAILED):
-        return  # gone, or delivered again after it ended
-    CausalJob.objects.filter(pk=job.pk).update(
-        status=CausalJob.Status.RUNNING, started_at=timezone.now()
-    )
-    try:
-        result = causal_compute(job)
-    except MiningError as exc:
-        _failed(job.pk, str(exc))
-        return
-    except BaseException as exc:
-        # Anything else (a bug, an interrupted worker) must not leave the job
-        # running for ever.
-        _failed(job.pk, f"stopped: {type(exc).__name__}: {exc}")
-        raise
-    CausalJob.objects.filter(pk=job.pk).update(
-        status=CausalJob.Status.DONE, result=result, error="", finished_at=timezone.now()
-    )
+
+    def finish(job: CausalJob, result: dict[str, Any]) -> None:
+        CausalJob.objects.filter(pk=job.pk).update(
+            status=CausalJob.Status.DONE, result=result, error="", finished_at=timezone.now()
+        )
+
+    job_run(CausalJob, job_id, causal_compute, finish)

@@ -18,7 +18,6 @@ deterministic), so the study holds one set of figures, the last job's.
 from __future__ import annotations
 
 import itertools
-import logging
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from django.utils import timezone
 from annotate.models import Study
 from mining.core.errors import MiningError
 
+from .jobs import job_run, job_send_on_commit
 from .models import CompositionJob, MiningRun
 from .services import MEMORY_TOPS, mining_config, model_for, run_dir
 from .sources import corpus_roots
@@ -37,8 +37,6 @@ from .sources import corpus_roots
 if TYPE_CHECKING:
     from mining.core.models import LoadedModel
     from mining.core.store import CorpusStore
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_PREFIXES = 4000  # the paper's §5 used 4,000 prefixes of the validation set
 MAX_PREFIXES = 50_000
@@ -112,22 +110,10 @@ def composition_job_create(
         study=study, prefixes=prefixes, seed=seed, created_by=created_by
     )
     if send:
-        transaction.on_commit(lambda: _send(job.pk))
+        from .tasks import compose_study
+
+        job_send_on_commit(CompositionJob, job.pk, compose_study)
     return job
-
-
-def _send(job_id: int) -> None:
-    from .tasks import compose_study
-
-    try:
-        compose_study.delay(job_id)
-    except Exception as exc:  # the broker is down: the job says so instead of waiting
-        logger.warning("composition job %s not queued", job_id, exc_info=True)
-        CompositionJob.objects.filter(pk=job_id).update(
-            status=CompositionJob.Status.FAILED,
-            error=f"the task queue is unavailable: {exc}",
-            finished_at=timezone.now(),
-        )
 
 
 def _held_out_sentences(run: MiningRun, loaded: LoadedModel, n: int) -> list[str]:
@@ -219,35 +205,20 @@ def composition_compute(*, study: Study, prefixes: int, seed: int) -> dict[str, 
     return {**figures, "prefix_set": prefix_set, "slice": described}
 
 
-def _job_failed(job_id: int, error: str) -> None:
-    CompositionJob.objects.filter(pk=job_id).update(
-        status=CompositionJob.Status.FAILED, error=error, finished_at=timezone.now()
-    )
-
-
 def composition_job_run(*, job_id: int) -> None:
     """Run a queued job: its figures go to the study, or its reason to ``error``."""
-    job = CompositionJob.objects.select_related("study").filter(pk=job_id).first()
-    if job is None or job.status in (CompositionJob.Status.DONE, CompositionJob.Status.FAILED):
-        return  # gone, or delivered again after it ended
-    CompositionJob.objects.filter(pk=job.pk).update(
-        status=CompositionJob.Status.RUNNING, started_at=timezone.now()
-    )
-    try:
-        figures = composition_compute(study=job.study, prefixes=job.prefixes, seed=job.seed)
-    except MiningError as exc:
-        _job_failed(job.pk, str(exc))
-        return
-    except BaseException as exc:
-        # Anything else (a bug, Ctrl-C in `manage.py compose`) must not leave the job
-        # running for ever: the study would refuse every new job.
-        _job_failed(job.pk, f"stopped: {type(exc).__name__}: {exc}")
-        raise
-    now = timezone.now()
-    with transaction.atomic():
-        Study.objects.filter(pk=job.study_id).update(
-            composition={**figures, "job": job.pk, "computed_at": now.isoformat()}
-        )
-        CompositionJob.objects.filter(pk=job.pk).update(
-            status=CompositionJob.Status.DONE, error="", finished_at=now
-        )
+
+    def compute(job: CompositionJob) -> dict[str, Any]:
+        return composition_compute(study=job.study, prefixes=job.prefixes, seed=job.seed)
+
+    def finish(job: CompositionJob, figures: dict[str, Any]) -> None:
+        now = timezone.now()
+        with transaction.atomic():
+            Study.objects.filter(pk=job.study_id).update(
+                composition={**figures, "job": job.pk, "computed_at": now.isoformat()}
+            )
+            CompositionJob.objects.filter(pk=job.pk).update(
+                status=CompositionJob.Status.DONE, error="", finished_at=now
+            )
+
+    job_run(CompositionJob, job_id, compute, finish)

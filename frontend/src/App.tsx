@@ -15,6 +15,7 @@ import { LoginPage } from './features/auth/routes/LoginPage';
 import { AnnotatorsPage } from './features/manage/routes/AnnotatorsPage';
 import { AnnotatorTablePage } from './features/report/routes/AnnotatorTablePage';
 import { BatchPage } from './features/manage/routes/BatchPage';
+import { CausalPage } from './features/causal/routes/CausalPage';
 import { ManageLayout } from './features/manage/routes/ManageLayout';
 import { MiningPage } from './features/manage/routes/MiningPage';
 import { ReportPage } from './features/report/routes/ReportPage';
@@ -96,6 +97,7 @@ export function App({
                 <Route path="studies/:studyId" element={<StudyPage />} />
                 <Route path="studies/:studyId/batches/:batchId" element={<BatchPage />} />
                 <Route path="studies/:studyId/report" element={<ReportPage />} />
+                <Route path="studies/:studyId/causal" element={<CausalPage />} />
                 <Route path="studies/:studyId/annotators" element={<AnnotatorTablePage />} />
                 <Route path="mining" element={<MiningPage />} />
                 <Route path="annotators" element={<AnnotatorsPage />} />

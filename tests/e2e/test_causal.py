@@ -12,9 +12,7 @@ import pytest
 from django.conf import settings as django_settings
 from playwright.sync_api import expect
 
-from annotate.models import Key, Study
-from mining import services
-from mining.core import MineConfig
+from annotate.models import Key
 from mining.models import CausalJob
 from tests.e2e.conftest import log_in
 from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
@@ -27,7 +25,7 @@ from tests.integration.conftest import (  # noqa: F401 (fixtures: real worker pr
     redis_broker,
     start_worker,
 )
-from tests.integration.processes import tiny_job
+from tests.integration.processes import tiny_study_mined_here
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -42,23 +40,8 @@ def test_carol_traces_a_fact_opens_a_linked_key_and_ablates_alices_semantic_keys
     alice,
     carol,
 ):
-    settings.DATA_DIR = tmp_path / "data"
-    model, corpus = tiny_job(tmp_path / "job", 200)
-    settings.FFKV_CORPUS_ROOTS = [corpus.parent]
-    settings.FFKV_MODEL_ROOTS = [model.parent]
-    config = MineConfig(
-        model=str(model),
-        corpus=str(corpus),
-        sentences="lines",
-        all_keys=True,  # every key is mined: every key a figure names has a page
-        top_k=5,
-        batch_size=16,
-    )
-    run = services.mining_run_create(study_name=STUDY, config=config, created_by=carol)
-    for shard in services.mining_run_prepare(run=run):
-        services.mining_shard_mine(shard=shard)
-    services.mining_run_merge(run=run)
-    study = Study.objects.get(name=STUDY)
+    # every key is mined: every key a figure names has a page
+    study = tiny_study_mined_here(settings, tmp_path, STUDY, carol, 200, all_keys=True, top_k=5)
     semantic = list(Key.objects.filter(study=study, layer=2).order_by("index"))[:3]
     for key in semantic:
         annotate_key(key, alice, [("semantic", [1, 2, 3])])

@@ -11,9 +11,6 @@ import pytest
 from django.conf import settings as django_settings
 from playwright.sync_api import expect
 
-from annotate.models import Study
-from mining import services
-from mining.core import MineConfig
 from mining.models import CompositionJob
 from tests.e2e.conftest import log_in
 from tests.e2e.helpers import (  # noqa: F401 (patient_expect is an autouse fixture)
@@ -26,7 +23,7 @@ from tests.integration.conftest import (  # noqa: F401 (fixtures: real worker pr
     redis_broker,
     start_worker,
 )
-from tests.integration.processes import tiny_job
+from tests.integration.processes import tiny_study_mined_here
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -40,26 +37,18 @@ def test_carol_reads_the_composition_and_runs_it_again_over_another_slice(
     tmp_path,
     carol,
 ):
-    settings.DATA_DIR = tmp_path / "data"
-    model, corpus = tiny_job(tmp_path / "job", 300)
-    settings.FFKV_CORPUS_ROOTS = [corpus.parent]
-    settings.FFKV_MODEL_ROOTS = [model.parent]
-    config = MineConfig(
-        model=str(model),
-        corpus=str(corpus),
-        sentences="lines",
+    # 200 of 300 sentences mined; the load queues the composition job
+    study = tiny_study_mined_here(
+        settings,
+        tmp_path,
+        STUDY,
+        carol,
+        300,
         keys_per_layer=2,
         top_k=3,
-        batch_size=8,
         max_sentences=200,
+        compose_prefixes=40,
     )
-    run = services.mining_run_create(
-        study_name=STUDY, config=config, created_by=carol, compose_prefixes=40
-    )
-    for shard in services.mining_run_prepare(run=run):
-        services.mining_shard_mine(shard=shard)
-    services.mining_run_merge(run=run)  # the load queues the composition job
-    study = Study.objects.get(name=STUDY)
     assert CompositionJob.objects.get(study=study).status == "queued"
     start_worker(queues=["gpu"], data_dir=django_settings.DATA_DIR)
 

@@ -152,3 +152,35 @@ class ProductionWorker:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
         self._log_file.close()
+
+
+def tiny_study_mined_here(
+    settings, folder: Path, name: str, created_by, sentences: int, **config
+):  # -> annotate.models.Study
+    """A study of the tiny GPT-2 over ``sentences`` lines, mined in this process (prepare,
+    shards, merge, as `manage.py mine` runs them), its files in ``folder`` and the data
+    folder under it; the model and corpus roots set so that a worker process started
+    afterwards (``start_worker``) may read them. ``config``: MineConfig's other fields, the
+    run's ``compose_prefixes``."""
+    from annotate.models import Study
+    from mining import services
+    from mining.core import MineConfig
+
+    settings.DATA_DIR = folder / "data"
+    model, corpus = tiny_job(folder / "job", sentences)
+    settings.FFKV_CORPUS_ROOTS = [corpus.parent]
+    settings.FFKV_MODEL_ROOTS = [model.parent]
+    compose_prefixes = config.pop("compose_prefixes", 0)
+    mine_config = MineConfig(
+        model=str(model), corpus=str(corpus), sentences="lines", batch_size=16, **config
+    )
+    run = services.mining_run_create(
+        study_name=name,
+        config=mine_config,
+        created_by=created_by,
+        compose_prefixes=compose_prefixes,
+    )
+    for shard in services.mining_run_prepare(run=run):
+        services.mining_shard_mine(shard=shard)
+    services.mining_run_merge(run=run)
+    return Study.objects.get(name=name)

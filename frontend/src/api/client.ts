@@ -3,6 +3,7 @@
 // parameters, queries, bodies and answers are typed from the schema (openapi-fetch).
 import createClient, { createQuerySerializer } from 'openapi-fetch';
 
+import type { CausalJobCreate, CausalProbe } from './causal';
 import type { GoldPatternCreate, GoldPatternUpdate, GoldUpdate, ReviewQueueQuery } from './review';
 import { reviewQueueParams } from './review';
 import type { paths } from './schema';
@@ -481,6 +482,29 @@ export const api = {
           body: { prefixes, seed },
         }),
       ),
+    /** A study's causal probes (docs/causal.md), newest first, without their results. */
+    causalJobs: (studyId: number) =>
+      call(
+        client.GET('/api/admin/studies/{study_id}/causal/', {
+          params: { path: { study_id: studyId } },
+        }),
+      ),
+    /**
+     * Queue a causal probe (202 and the job). A 400 is a validation error (`fields`) or
+     * `causal_refused` with the reason (an empty key group, a study not mined here).
+     */
+    createCausalJob: (studyId: number, probe: CausalProbe) =>
+      call(
+        client.POST('/api/admin/studies/{study_id}/causal/', {
+          params: { path: { study_id: studyId } },
+          // Only the probe's own fields: the schema marks every field with a default as
+          // required, but the server fills in (and ignores) those the probe does not read.
+          body: probe as CausalJobCreate,
+        }),
+      ),
+    /** One causal probe with its `result` ({} until it is done). */
+    causalJob: (jobId: number) =>
+      call(client.GET('/api/admin/causal/{job_id}/', { params: { path: { job_id: jobId } } })),
     exportJob: (jobId: number) =>
       call(client.GET('/api/admin/exports/{job_id}/', { params: { path: { job_id: jobId } } })),
     /**

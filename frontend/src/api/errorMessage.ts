@@ -44,6 +44,7 @@ export const ERROR_CODE_KEYS: Record<ErrorCode, ParseKeys> = {
   too_many_patterns: 'errors.codes.too_many_patterns',
   mining_refused: 'errors.codes.mining_refused',
   composition_refused: 'errors.codes.composition_refused',
+  causal_refused: 'errors.codes.causal_refused',
   export_unavailable: 'errors.codes.export_unavailable',
   import_refused: 'errors.codes.import_refused',
   study_name_taken: 'errors.codes.study_name_taken',

@@ -145,6 +145,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/causal/{job_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["admin_causal_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/exports/{job_id}/": {
         parameters: {
             query?: never;
@@ -315,6 +331,24 @@ export interface paths {
         get: operations["admin_studies_batches_list"];
         put?: never;
         post: operations["admin_studies_batches_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/studies/{study_id}/causal/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A study's causal probes (docs/causal.md): the latest 100, and a new one. */
+        get: operations["admin_studies_causal_list"];
+        put?: never;
+        /** @description A study's causal probes (docs/causal.md): the latest 100, and a new one. */
+        post: operations["admin_studies_causal_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1183,6 +1217,146 @@ export interface components {
             per_annotator: components["schemas"]["AnnotatorProgress"][];
             per_layer: components["schemas"]["LayerProgress"][];
         };
+        CausalJob: {
+            id: number;
+            study_id: number;
+            kind: components["schemas"]["CausalKindEnum"];
+            /** @description As asked, each key group with its `resolved` keys. */
+            params: {
+                [key: string]: unknown;
+            };
+            status: components["schemas"]["JobStatusEnum"];
+            error: string;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        /**
+         * @description One probe: ``kind`` and the fields it reads (the others are ignored). ablation:
+         *     ``group``, ``scale`` (0: zeroed), ``random_prefixes``; dissociation: ``group_a``,
+         *     ``group_b``, ``set_p``, ``set_q``, ``scale``; tracing: ``prompt``, ``subject``,
+         *     ``answer``, ``noise``, ``samples``, ``window``; attribution: ``prompts``, ``answer``,
+         *     ``steps``, ``threshold``, ``share``, ``layers``. Every probe: ``seed``.
+         */
+        CausalJobCreateRequest: {
+            kind: components["schemas"]["CausalKindEnum"];
+            /** @default 0 */
+            seed: number;
+            /**
+             * Format: double
+             * @description 0: zeroed; 2: doubled.
+             * @default 0
+             */
+            scale: number;
+            group?: components["schemas"]["CausalKeyGroupRequest"];
+            /** @default 500 */
+            random_prefixes: number;
+            group_a?: components["schemas"]["CausalKeyGroupRequest"];
+            group_b?: components["schemas"]["CausalKeyGroupRequest"];
+            set_p?: components["schemas"]["CausalPrefixSetRequest"];
+            set_q?: components["schemas"]["CausalPrefixSetRequest"];
+            prompt?: string;
+            subject?: string;
+            answer?: string;
+            /**
+             * Format: double
+             * @default 3
+             */
+            noise: number;
+            /** @default 10 */
+            samples: number;
+            /** @default 10 */
+            window: number;
+            prompts?: string[];
+            /** @default 20 */
+            steps: number;
+            /**
+             * Format: double
+             * @default 0.2
+             */
+            threshold: number;
+            /**
+             * Format: double
+             * @default 0.7
+             */
+            share: number;
+            layers?: number[];
+        };
+        CausalJobDetail: {
+            id: number;
+            study_id: number;
+            kind: components["schemas"]["CausalKindEnum"];
+            /** @description As asked, each key group with its `resolved` keys. */
+            params: {
+                [key: string]: unknown;
+            };
+            status: components["schemas"]["JobStatusEnum"];
+            error: string;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            /** @description The probe's figures (docs/causal.md), {} until done; `key_ids` maps "layer:index" to the study's key id of each mined key it names. */
+            result: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description * `keys` - keys
+         *     * `label` - label
+         * @enum {string}
+         */
+        CausalKeyGroupByEnum: "keys" | "label";
+        /**
+         * @description A group of keys: listed (``by`` "keys"), or every key carrying a pattern of one of
+         *     ``kinds`` (``by`` "label") in submitted annotations (all annotators' or one's) or in
+         *     submitted gold, optionally only in some layers.
+         */
+        CausalKeyGroupRequest: {
+            by: components["schemas"]["CausalKeyGroupByEnum"];
+            keys?: number[][];
+            kinds?: components["schemas"]["KindEnum"][];
+            /** @default annotations */
+            source: components["schemas"]["CausalKeyGroupSourceEnum"];
+            annotator?: string;
+            layers?: number[];
+        };
+        /**
+         * @description * `annotations` - annotations
+         *     * `gold` - gold
+         * @enum {string}
+         */
+        CausalKeyGroupSourceEnum: "annotations" | "gold";
+        /**
+         * @description * `ablation` - ablation
+         *     * `dissociation` - dissociation
+         *     * `tracing` - tracing
+         *     * `attribution` - attribution
+         * @enum {string}
+         */
+        CausalKindEnum: "ablation" | "dissociation" | "tracing" | "attribution";
+        /**
+         * @description * `own` - own
+         *     * `text` - text
+         * @enum {string}
+         */
+        CausalPrefixSetByEnum: "own" | "text";
+        /**
+         * @description A prefix set: a group's own trigger prefixes (``by`` "own", ``group`` "a" or "b"),
+         *     or an uploaded text, one sentence a line (every next token in it is scored).
+         */
+        CausalPrefixSetRequest: {
+            by: components["schemas"]["CausalPrefixSetByEnum"];
+            group?: components["schemas"]["GroupEnum"];
+            text?: string;
+        };
         CompositionCreateRequest: {
             /** @default 4000 */
             prefixes: number;
@@ -1195,7 +1369,7 @@ export interface components {
             /** @description The slice's size: one prefix a sentence. */
             prefixes: number;
             seed: number;
-            status: components["schemas"]["StatusEdeEnum"];
+            status: components["schemas"]["JobStatusEnum"];
             /** @description Why it failed; empty otherwise. */
             error: string;
             created_by: string | null;
@@ -1251,6 +1425,7 @@ export interface components {
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `composition_refused` - COMPOSITION_REFUSED
+             *     * `causal_refused` - CAUSAL_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1317,6 +1492,7 @@ export interface components {
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `composition_refused` - COMPOSITION_REFUSED
+             *     * `causal_refused` - CAUSAL_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1366,6 +1542,7 @@ export interface components {
          *     * `too_many_patterns` - TOO_MANY_PATTERNS
          *     * `mining_refused` - MINING_REFUSED
          *     * `composition_refused` - COMPOSITION_REFUSED
+         *     * `causal_refused` - CAUSAL_REFUSED
          *     * `export_unavailable` - EXPORT_UNAVAILABLE
          *     * `import_refused` - IMPORT_REFUSED
          *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1379,12 +1556,12 @@ export interface components {
          *     * `guidelines_not_acknowledged` - GUIDELINES_NOT_ACKNOWLEDGED
          * @enum {string}
          */
-        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "too_many_patterns" | "mining_refused" | "composition_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "username_invalid" | "username_taken" | "username_mixed_scripts" | "username_confusable" | "guidelines_changed" | "guidelines_not_acknowledged";
+        ErrorCodeEnum: "invalid" | "parse_error" | "nested_too_deeply" | "bad_request" | "not_authenticated" | "authentication_failed" | "permission_denied" | "csrf_failed" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "throttled" | "body_too_large" | "data_too_large" | "server_error" | "database_unavailable" | "queue_unavailable" | "invalid_credentials" | "password_link_invalid" | "stale_version" | "annotation_submitted" | "gold_submitted" | "rule_violation" | "note_too_long" | "pattern_needs_three_prefixes" | "pattern_prefix_of_another_key" | "pattern_duplicate_prefixes" | "pattern_needs_description" | "pattern_description_too_long" | "pattern_kind_unknown" | "too_many_patterns" | "mining_refused" | "composition_refused" | "causal_refused" | "export_unavailable" | "import_refused" | "study_name_taken" | "not_jsonl" | "assign_needs_live" | "username_invalid" | "username_taken" | "username_mixed_scripts" | "username_confusable" | "guidelines_changed" | "guidelines_not_acknowledged";
         ExportJob: {
             id: number;
             study_id: number;
             format: components["schemas"]["FormatEnum"];
-            status: components["schemas"]["StatusEdeEnum"];
+            status: components["schemas"]["JobStatusEnum"];
             /**
              * Format: double
              * @description 0..1.
@@ -1463,6 +1640,7 @@ export interface components {
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `composition_refused` - COMPOSITION_REFUSED
+             *     * `causal_refused` - CAUSAL_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1525,6 +1703,12 @@ export interface components {
             /** @description The gold's version as read; 0 while the key has no gold. */
             version: number;
         };
+        /**
+         * @description * `a` - a
+         *     * `b` - b
+         * @enum {string}
+         */
+        GroupEnum: "a" | "b";
         GuidelineAcknowledgeRequest: {
             /** @description The version the user read. */
             version: number;
@@ -1582,6 +1766,7 @@ export interface components {
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `composition_refused` - COMPOSITION_REFUSED
+             *     * `causal_refused` - CAUSAL_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1637,6 +1822,7 @@ export interface components {
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `composition_refused` - COMPOSITION_REFUSED
+             *     * `causal_refused` - CAUSAL_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -1653,6 +1839,14 @@ export interface components {
             /** @description Every error found, each naming its line (or its form field). */
             errors: string[];
         };
+        /**
+         * @description * `queued` - queued
+         *     * `running` - running
+         *     * `done` - done
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        JobStatusEnum: "queued" | "running" | "done" | "failed";
         KeyDetail: {
             id: number;
             study_id: number;
@@ -2722,14 +2916,6 @@ export interface components {
             token: string;
             password: string;
         };
-        /**
-         * @description * `queued` - queued
-         *     * `running` - running
-         *     * `done` - done
-         *     * `failed` - failed
-         * @enum {string}
-         */
-        StatusEdeEnum: "queued" | "running" | "done" | "failed";
         StudyDetail: {
             id: number;
             name: string;
@@ -2981,6 +3167,7 @@ export interface components {
              *     * `too_many_patterns` - TOO_MANY_PATTERNS
              *     * `mining_refused` - MINING_REFUSED
              *     * `composition_refused` - COMPOSITION_REFUSED
+             *     * `causal_refused` - CAUSAL_REFUSED
              *     * `export_unavailable` - EXPORT_UNAVAILABLE
              *     * `import_refused` - IMPORT_REFUSED
              *     * `study_name_taken` - STUDY_NAME_TAKEN
@@ -3366,6 +3553,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BatchProgress"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_causal_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CausalJobDetail"];
                 };
             };
             403: {
@@ -3944,6 +4168,92 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_causal_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CausalJob"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    admin_studies_causal_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CausalJobCreateRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CausalJob"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             403: {

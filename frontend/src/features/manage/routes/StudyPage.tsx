@@ -53,6 +53,9 @@ export function StudyPage() {
         <Link to={`/manage/studies/${id}/report`} data-testid="report-link">
           {t('report.open')}
         </Link>
+        <Link to={`/manage/studies/${id}/causal`} data-testid="causal-link">
+          {t('causal.open')}
+        </Link>
         <Link to={`/manage/studies/${id}/annotators`} data-testid="annotator-table-link">
           {t('report.annotatorTable')}
         </Link>

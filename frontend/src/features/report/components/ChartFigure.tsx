@@ -1,10 +1,10 @@
-import { useRef, useState } from 'react';
+import { useRef } from 'react';
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { useWidth } from '../hooks/useWidth';
 import { toCsv } from '../lib/composition';
-import { downloadBlob, serializeSvg, svgSize, svgToPng } from '../lib/svgExport';
+import { FigureDownloads } from './FigureDownloads';
 import { LayerChart } from './LayerChart';
 import type { LayerChartProps } from './LayerChart';
 
@@ -21,9 +21,6 @@ export interface FigureTable {
   columns: readonly FigureColumn[];
   rows: readonly { layer: number; values: readonly (number | null)[] }[];
 }
-
-type Format = 'csv' | 'svg' | 'png';
-const FORMATS: readonly Format[] = ['csv', 'svg', 'png'];
 
 /**
  * One per-layer figure of §5 or sparsity: a heading, the chart, what the paper measured,
@@ -53,32 +50,13 @@ export function ChartFigure({
   const { t } = useTranslation();
   const svgRef = useRef<SVGSVGElement>(null);
   const [frame, width] = useWidth<HTMLDivElement>();
-  const [downloadError, setDownloadError] = useState<string | null>(null);
   const headingId = `figure-${id}-heading`;
   const longLayer = (layer: number) => t('report.layer', { layer });
-
-  async function download(format: Format) {
-    setDownloadError(null);
-    if (format === 'csv') {
-      const csv = toCsv(
-        ['layer', ...table.columns.map((column) => column.csv)],
-        table.rows.map((row) => [row.layer, ...row.values]),
-      );
-      downloadBlob(new Blob([csv], { type: 'text/csv;charset=utf-8' }), `${fileBase}.csv`);
-      return;
-    }
-    const svg = svgRef.current;
-    if (!svg) return;
-    if (format === 'svg') {
-      downloadBlob(new Blob([serializeSvg(svg)], { type: 'image/svg+xml' }), `${fileBase}.svg`);
-      return;
-    }
-    try {
-      downloadBlob(await svgToPng(serializeSvg(svg), svgSize(svg)), `${fileBase}.png`);
-    } catch {
-      setDownloadError(t('report.figure2.pngFailed'));
-    }
-  }
+  const csv = () =>
+    toCsv(
+      ['layer', ...table.columns.map((column) => column.csv)],
+      table.rows.map((row) => [row.layer, ...row.values]),
+    );
 
   return (
     <figure className="chart-figure stack" aria-labelledby={headingId} data-testid={`figure-${id}`}>
@@ -96,27 +74,7 @@ export function ChartFigure({
         {caption}
       </figcaption>
       {children}
-      <p className="download-row">
-        <span>{t('report.downloads')}</span>
-        {FORMATS.map((format) => (
-          <button
-            key={format}
-            type="button"
-            aria-label={t('report.chart.download', {
-              figure: heading,
-              format: t(`report.chart.formats.${format}`),
-            })}
-            onClick={() => void download(format)}
-          >
-            {t(`report.chart.formats.${format}`)}
-          </button>
-        ))}
-      </p>
-      {downloadError && (
-        <p role="alert" className="alert">
-          {downloadError}
-        </p>
-      )}
+      <FigureDownloads figure={heading} fileBase={fileBase} csv={csv} svgRef={svgRef} />
       <details className="chart-data">
         <summary>{t('report.chart.table')}</summary>
         <table className="assignments report-table" data-testid={`table-${id}`}>

@@ -98,6 +98,60 @@ describe('a per-layer chart', () => {
   });
 });
 
+describe('a signed axis', () => {
+  const changes: LayerChartData = {
+    kind: 'points',
+    series: [
+      {
+        id: 'ablated',
+        name: 'ablated',
+        color: '#0072b2',
+        points: [
+          { value: -0.42, low: -0.53, high: -0.31 },
+          { value: 0.02, low: -0.01, high: 0.05 },
+        ],
+      },
+    ],
+  };
+
+  it('goes below 0 to a round value under the lowest interval, and above to one over the highest', () => {
+    const { bottom, top, ticks } = layerScale(changes, 'signed');
+    expect(bottom).toBeCloseTo(-0.6);
+    expect(top).toBeCloseTo(0.2);
+    expect(ticks).toEqual([-0.6, -0.4, -0.2, 0, 0.2]);
+    // A share's scale is unchanged: from 0 up.
+    expect(layerScale(points).bottom).toBe(0);
+  });
+
+  it('draws its base line at 0 and a negative point below it', () => {
+    render(
+      <LayerChart
+        layers={[1, 2]}
+        data={changes}
+        title="Δ log p"
+        axisTitle="Δ log p"
+        axis="signed"
+        shortLayer={(layer) => `L${layer}`}
+        longLayer={(layer) => `Layer ${layer}`}
+        format={(value) => value.toFixed(2)}
+        testId="chart"
+      />,
+    );
+    const svg = screen.getByTestId('chart');
+    const zero = Number(svg.querySelector('line.zero-line')!.getAttribute('y1'));
+    expect(zero).toBeCloseTo(LAYER_PLOT_HEIGHT * (0.2 / 0.8), 6);
+    const first = svg.querySelector('g.point-group[data-layer="1"] circle')!;
+    expect(Number(first.getAttribute('cy'))).toBeGreaterThan(zero);
+    expect(Array.from(svg.querySelectorAll('g.tick text')).map((t) => t.textContent)).toEqual([
+      '-0.6',
+      '-0.4',
+      '-0.2',
+      '0.0',
+      '0.2',
+    ]);
+  });
+});
+
 describe('CSV', () => {
   it('quotes what needs quoting and leaves a missing value empty', () => {
     expect(

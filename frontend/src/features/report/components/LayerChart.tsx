@@ -2,7 +2,7 @@ import { useId } from 'react';
 import type { Ref } from 'react';
 
 import { FONT, GRID, MUTED, TEXT, wrapText } from '../lib/figure2Layout';
-import { valueScale } from './ValueAgreementChart';
+import { niceStep, valueScale } from './ValueAgreementChart';
 
 /** A value at one layer, with its range (q1–q3) where it has one. */
 export interface ChartPoint {
@@ -38,13 +38,19 @@ export type LayerChartData =
       bars: readonly (Readonly<Record<string, number>> | null)[];
     };
 
+export type LayerAxis = 'share' | 'number' | 'signed';
+
 export interface LayerChartProps {
   layers: readonly number[];
   data: LayerChartData;
   title: string;
   axisTitle: string;
-  /** Ticks as percentages ('share') or as decimals ('number', a Gini coefficient). */
-  axis?: 'share' | 'number';
+  /**
+   * Ticks as percentages ('share') or as decimals ('number', a Gini coefficient), both from
+   * 0 up; or decimals on a scale that also goes below 0 where a value does ('signed', a
+   * change such as Δ log p), with a line at 0.
+   */
+  axis?: LayerAxis;
   /** "L3" under the axis, "Layer 3" on hover. */
   shortLayer: (layer: number) => string;
   longLayer: (layer: number) => string;
@@ -81,22 +87,44 @@ function labelStep(slot: number): number {
   return [1, 2, 5, 10].find((step) => step * slot >= LAYER_LABEL_ROOM) ?? 10;
 }
 
-function highestOf(data: LayerChartData): number {
-  if (data.kind === 'stack') return 1;
-  return Math.max(
-    0,
-    ...data.series.flatMap((s) => s.points.map((p) => Math.max(p?.high ?? 0, p?.value ?? 0))),
-  );
+function extremesOf(data: LayerChartData): { lowest: number; highest: number } {
+  if (data.kind === 'stack') return { lowest: 0, highest: 1 };
+  const points = data.series.flatMap((s) => s.points);
+  const ends = (p: ChartPoint | null) =>
+    [p?.low, p?.value, p?.high].filter((v): v is number => typeof v === 'number');
+  return {
+    lowest: Math.min(0, ...points.flatMap(ends)),
+    highest: Math.max(0, ...points.flatMap(ends)),
+  };
 }
 
-/** The y axis: 0 to 1 for a stack; for points, from 0 to a round value above the highest. */
-export function layerScale(data: LayerChartData): { top: number; ticks: number[] } {
-  if (data.kind === 'stack') return { top: 1, ticks: STACK_TICKS };
-  const { top, ticks } = valueScale(highestOf(data));
-  return { top, ticks };
+/**
+ * The y axis: 0 to 1 for a stack; for points, from 0 to a round value above the highest;
+ * on a 'signed' axis, from a round value below the lowest (or 0) to one above the highest
+ * (or 0), unbounded.
+ */
+export function layerScale(
+  data: LayerChartData,
+  axis: LayerAxis = 'share',
+): { bottom: number; top: number; ticks: number[] } {
+  if (data.kind === 'stack') return { bottom: 0, top: 1, ticks: STACK_TICKS };
+  const { lowest, highest } = extremesOf(data);
+  if (axis !== 'signed') {
+    const { top, ticks } = valueScale(highest);
+    return { bottom: 0, top, ticks };
+  }
+  const step = niceStep(highest > lowest ? (highest - lowest) / 4 : 0.1);
+  const bottom = Math.floor((lowest * (1 - 1e-9)) / step) * step;
+  const top = Math.max(bottom + step, Math.ceil((highest * (1 - 1e-9)) / step) * step);
+  const ticks: number[] = [];
+  for (let i = 0; bottom + i * step <= top + step * 1e-9; i += 1) {
+    // Rounded to the step's digits, so that 0 reads "0", not "-0" or "1e-17".
+    ticks.push(Number((bottom + i * step).toPrecision(12)) || 0);
+  }
+  return { bottom, top, ticks };
 }
 
-function tickText(tick: number, step: number, axis: 'share' | 'number'): string {
+function tickText(tick: number, step: number, axis: LayerAxis): string {
   if (axis === 'share') {
     const digits = Math.max(0, -Math.floor(Math.log10(step * 100) + 1e-9));
     return `${(tick * 100).toFixed(digits)}%`;
@@ -156,11 +184,12 @@ export function LayerChart({
     legendHeight += LEGEND_ROW + (lines.length - 1) * LEGEND_LINE;
   }
   const height = legendTop + legendHeight + 4;
-  const { top, ticks } = layerScale(data);
-  const tickStep = ticks.length > 1 ? ticks[1]! - ticks[0]! : top;
+  const { bottom, top, ticks } = layerScale(data, axis);
+  const tickStep = ticks.length > 1 ? ticks[1]! - ticks[0]! : top - bottom;
   // Clamped to the plot: a share is never below 0, nor above the scale's top.
   const y = (value: number) =>
-    LAYER_PLOT_HEIGHT - (Math.max(0, Math.min(value, top)) / top) * LAYER_PLOT_HEIGHT;
+    LAYER_PLOT_HEIGHT -
+    ((Math.max(bottom, Math.min(value, top)) - bottom) / (top - bottom)) * LAYER_PLOT_HEIGHT;
   const radius = slot < 16 ? 2 : 3;
 
   return (
@@ -326,11 +355,13 @@ export function LayerChart({
                 </g>
               );
             })}
+        {/* The base line: the plot's bottom, or 0 on a signed axis that goes below it. */}
         <line
+          className="zero-line"
           x1={0}
           x2={plotWidth}
-          y1={LAYER_PLOT_HEIGHT}
-          y2={LAYER_PLOT_HEIGHT}
+          y1={y(0)}
+          y2={y(0)}
           stroke={TEXT}
           strokeWidth={1}
         />

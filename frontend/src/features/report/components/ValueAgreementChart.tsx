@@ -46,7 +46,7 @@ const TITLE_SIZE = 15;
 const TITLE_LINE = 19;
 
 /** The smallest 1, 2 or 5 × 10^k at least ``x`` (x > 0). */
-function niceStep(x: number): number {
+export function niceStep(x: number): number {
   const power = 10 ** Math.floor(Math.log10(x));
   for (const m of [1, 2, 5, 10]) if (m * power >= x * (1 - 1e-9)) return m * power;
   return 10 * power;

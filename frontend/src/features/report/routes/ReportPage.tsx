@@ -69,9 +69,12 @@ export function ReportPage() {
         {t('manage.backToStudy')}
       </Link>
       <h1>{t('report.heading', { name: study.data.name })}</h1>
-      <p>
+      <p className="link-row">
         <Link to={`/manage/studies/${id}/annotators`} data-testid="annotator-table-link">
           {t('report.annotatorTable')}
+        </Link>
+        <Link to={`/manage/studies/${id}/causal`} data-testid="causal-link">
+          {t('causal.open')}
         </Link>
       </p>
       <ReportFilters
