@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import log_in
@@ -151,10 +153,21 @@ _REFLOWED_CELLS_JS = """
 """
 
 
-def assert_no_horizontal_overflow(page) -> None:
+def assert_no_horizontal_overflow(page, settle_ms: int = 0) -> None:
     """The page does not scroll sideways and no visible element pokes out of the viewport
     to the left or right (elements inside a box that clips sideways count as that box;
-    inside one that scrolls sideways, they count themselves)."""
+    inside one that scrolls sideways, they count themselves). ``settle_ms``: right after
+    the viewport changed, first wait up to that long for the page to stop scrolling
+    sideways (charts sized by a ResizeObserver are drawn again a frame or more later,
+    later still on a loaded machine); the checks below then run as usual."""
+    if settle_ms:
+        # On a timeout the assertion below says what overflows.
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.wait_for_function(
+                "() => document.documentElement.scrollWidth <= "
+                "document.documentElement.clientWidth",
+                timeout=settle_ms,
+            )
     page.evaluate(_DESCRIBE_JS)
     found = page.evaluate(_OVERFLOW_JS)
     assert found["scrollWidth"] <= found["width"], (

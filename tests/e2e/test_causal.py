@@ -103,4 +103,4 @@ def test_carol_traces_a_fact_opens_a_linked_key_and_ablates_alices_semantic_keys
     for width in (390, 1024, 1440):
         page.set_viewport_size({"width": width, "height": 900})
         expect(page.get_by_test_id("ablation-result")).to_be_visible()
-        assert_no_horizontal_overflow(page)
+        assert_no_horizontal_overflow(page, settle_ms=10_000)

@@ -102,4 +102,4 @@ def test_carol_reads_the_composition_and_runs_it_again_over_another_slice(
     for width in (390, 1024, 1440):
         page.set_viewport_size({"width": width, "height": 900})
         expect(section).to_be_visible()
-        assert_no_horizontal_overflow(page)
+        assert_no_horizontal_overflow(page, settle_ms=10_000)
