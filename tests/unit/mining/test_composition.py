@@ -157,6 +157,25 @@ def test_an_encoder_has_no_composition_reading(store_factory):
         compose(loaded, store, [(0, 1)])
 
 
+def test_a_model_without_an_output_embedding_is_refused(store_factory):
+    """A decoder loaded without its LM head, its input embedding not tied to one: there
+    is no E to project on, and nothing is computed."""
+    from transformers import GPT2Model
+
+    from mining.core import adapt
+
+    from .conftest import make_model, make_tokenizer
+
+    lm = make_model("gpt2")
+    body = GPT2Model(lm.config)
+    body.load_state_dict(lm.transformer.state_dict())
+    body.config.tie_word_embeddings = False
+    loaded = adapt(body.eval(), make_tokenizer("gpt2"), "tiny-gpt2-body")
+    store = store_factory(loaded, random_sentences(4))
+    with pytest.raises(MiningError, match=r"has no output embedding \(no LM head"):
+        compose(loaded, store, [(0, 1)])
+
+
 def test_a_model_that_normalises_after_each_residual_is_refused(store_factory):
     loaded = tiny_loaded("opt-350m")
     store = store_factory(loaded, random_sentences(4))
