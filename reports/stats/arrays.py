@@ -88,8 +88,9 @@ def layer_positions(arrays: StudyArrays) -> np.ndarray:
 def sum_by_layer(per_key: np.ndarray, key_layer_pos: np.ndarray, n_layers: int) -> np.ndarray:
     """Sum rows of ``per_key`` [K, ...] into [L, ...] (one bincount, in key order: exact
     where the values are integers or halves, as every count and statistic here is)."""
-    flat = per_key.reshape(per_key.shape[0], -1).astype(np.float64, copy=False)
-    width = flat.shape[1]
+    # The width spelled out: reshape cannot infer -1 for a study with no keys (K = 0).
+    width = int(np.prod(per_key.shape[1:], dtype=np.int64))
+    flat = per_key.reshape(per_key.shape[0], width).astype(np.float64, copy=False)
     cells = (key_layer_pos[:, None] * width + np.arange(width)).ravel()
     sums = np.bincount(cells, weights=flat.ravel(), minlength=n_layers * width)
     return sums.reshape(n_layers, *per_key.shape[1:])

@@ -18,6 +18,7 @@ from annotate.models import TriggerPrefix
 from reports.report import DEFINITIONS, report_build, report_csv
 from reports.selectors.report_filter import ReportFilter
 from reports.stats.bootstrap import MIN_BOOTSTRAP_KEYS
+from tests.conftest import client_for
 from tests.factories import StudyFactory, UserFactory, annotate_key, key_with_prefixes
 
 pytestmark = pytest.mark.django_db
@@ -403,3 +404,13 @@ def test_the_report_csv_flags_an_interval_on_few_keys_beside_it(alice, bob):
     # Rows without a bootstrap interval leave both cells empty.
     coverage = next(row for row in rows if row["section"] == "coverage")
     assert (coverage["interval_keys"], coverage["few_keys"]) == ("", "")
+
+
+def test_a_study_without_keys_gets_a_report_of_nothing_not_an_error(carol):
+    # reshape could not infer the width of a per-key array with no rows (a 500 before)
+    empty = StudyFactory(name="no keys yet")
+    report = report_build(study=empty, replicates=10)
+    assert report["figure2"]["pooled"]["overall"]["n"] == 0
+    assert report["coverage"]["layers"] == []
+    response = client_for(carol).get(f"/api/admin/studies/{empty.pk}/report/")
+    assert response.status_code == 200
