@@ -25,7 +25,7 @@ from mining.core.causal import ablation
 from mining.core.store import CorpusStore
 from mining.models import CausalJob, MiningRun
 from tests.conftest import client_for
-from tests.factories import PatternFactory, StudyFactory, annotate_key
+from tests.factories import StudyFactory, annotate_key
 
 pytestmark = pytest.mark.django_db
 
@@ -69,8 +69,7 @@ def _label(study, alice, bob):
     annotate_key(keys[2][1], bob, [("semantic", [2, 3, 4])])
     annotate_key(keys[1][2], bob, [("semantic", [1, 2, 3])], status="draft")  # not submitted
     gold = GoldAnnotation.objects.create(key=keys[1][2], status=GoldAnnotation.Status.SUBMITTED)
-    pattern = PatternFactory.build(kind="shallow")
-    gold.patterns.create(description="gold", kind=pattern.kind)
+    gold.patterns.create(description="gold", kind="shallow")
     return keys
 
 
