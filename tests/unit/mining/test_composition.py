@@ -11,7 +11,13 @@ import pytest
 import torch
 
 from mining.core import MiningError
-from mining.core.composition import STOP_WORDS, affine_final_norm, compose, memory_tops
+from mining.core.composition import (
+    STOP_WORDS,
+    _top_and_prob,
+    affine_final_norm,
+    compose,
+    memory_tops,
+)
 from mining.core.value_agreement import WITH_NORM, WITHOUT_NORM
 
 from .conftest import random_sentences, tiny_loaded
@@ -353,3 +359,22 @@ def test_progress_is_told_after_each_batch(store_factory):
     told = []
     compose(loaded, store, prefixes_of(store), batch_size=4, progress=lambda *a: told.append(a))
     assert told == [(4, 6), (6, 6)]
+
+
+def test_the_probability_of_the_prediction_holds_for_logits_spread_over_hundreds():
+    # A residual stream's logits without the final norm spread over hundreds: most of the
+    # vocabulary lies where exp underflows, which _top_and_prob clamps before its exp.
+    generator = torch.Generator().manual_seed(3)
+    logits = 300 * torch.randn(2, 5, 4_000, generator=generator, dtype=torch.float64)
+    logits[0, 1, 7] = logits[0, 1].max() + 0.5  # a second row close behind the best
+    logits[0, 1, 9] = logits[0, 1, 7] + 0.25
+    logits = logits.float()
+    targets = torch.tensor([7, 7, 3, 9, 4])
+    expected = torch.softmax(logits.double(), dim=-1).gather(
+        -1, targets.expand(2, 5)[..., None]
+    )[..., 0]
+    top, prob = _top_and_prob(logits.clone(), targets)
+    assert torch.equal(top, logits.argmax(dim=-1))
+    assert top[0, 1] == 9
+    torch.testing.assert_close(prob.double(), expected, rtol=1e-5, atol=1e-30)
+    assert 0.3 < prob[0, 1] < 0.5  # 7 just behind 9: a probability worth checking
