@@ -78,6 +78,29 @@ _OVERFLOW_JS = """
     if (clipped) continue;
     if (r.left < -0.5 || r.right > width + 0.5) outside.push(window.__ffkvDescribe(el));
   }
+  // Text can run out of a box that stays inside (a long word with nowhere to break): the
+  // page then scrolls sideways with no element outside. Each text node is measured too.
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!el || !node.textContent.trim() || !el.checkVisibility({ visibilityProperty: true })) {
+      continue;
+    }
+    let clipped = false;
+    for (let a = el; a && a !== document.body; a = a.parentElement) {
+      const overflowX = getComputedStyle(a).overflowX;
+      if (overflowX === 'hidden' || overflowX === 'clip') { clipped = true; break; }
+    }
+    if (clipped) continue;
+    range.selectNodeContents(node);
+    const r = range.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (r.left < -0.5 || r.right > width + 0.5) {
+      const [x0, x1] = [r.left, r.right].map(Math.round);
+      outside.push(`text of ${window.__ffkvDescribe(el)}: text at x=${x0}..${x1}`);
+    }
+  }
   return { scrollWidth: document.scrollingElement.scrollWidth, width, outside };
 }
 """
