@@ -203,6 +203,18 @@ def assert_no_horizontal_overflow(page, settle_ms: int = 0) -> None:
     )
 
 
+def ids_from(first: int, *models) -> None:
+    """The next rows of ``models`` get ids from ``first`` on (PostgreSQL's sequences), as on
+    a server in use for a while: a layout checked with a fresh test database's one-digit
+    ids is then checked with a real one's six-digit ids too."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for model in models:
+            table = model._meta.db_table
+            cursor.execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), %s)", [table, first])
+
+
 def assert_controls_reachable(page, within: str = "body") -> None:
     """Every rendered control (button, link, input, select, textarea, summary and their
     ARIA roles) under ``within`` takes keyboard focus (unless disabled), and, scrolled

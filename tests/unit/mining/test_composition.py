@@ -370,9 +370,8 @@ def test_the_probability_of_the_prediction_holds_for_logits_spread_over_hundreds
     logits[0, 1, 9] = logits[0, 1, 7] + 0.25
     logits = logits.float()
     targets = torch.tensor([7, 7, 3, 9, 4])
-    expected = torch.softmax(logits.double(), dim=-1).gather(
-        -1, targets.expand(2, 5)[..., None]
-    )[..., 0]
+    probs = torch.softmax(logits.double(), dim=-1)
+    expected = probs.gather(-1, targets.expand(2, 5)[..., None])[..., 0]
     top, prob = _top_and_prob(logits.clone(), targets)
     assert torch.equal(top, logits.argmax(dim=-1))
     assert top[0, 1] == 9
