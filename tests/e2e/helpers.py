@@ -63,19 +63,21 @@ _OVERFLOW_JS = """
 () => {
   const width = window.innerWidth;
   const outside = [];
+  // Inside a box that clips sideways (an ellipsis, say), the box itself is what is
+  // checked. A box that scrolls sideways does not excuse what it holds: a table or a
+  // chart read by scrolling a box on a phone overflows as much as the page would.
+  const clippedFrom = (box) => {
+    for (let a = box; a && a !== document.body; a = a.parentElement) {
+      const overflowX = getComputedStyle(a).overflowX;
+      if (overflowX === 'hidden' || overflowX === 'clip') return true;
+    }
+    return false;
+  };
   for (const el of document.body.querySelectorAll('*')) {
     const r = el.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;
     if (!el.checkVisibility({ visibilityProperty: true })) continue;
-    // Inside a box that clips sideways (an ellipsis, say), the box itself is what is
-    // checked. A box that scrolls sideways does not excuse what it holds: a table or a
-    // chart read by scrolling a box on a phone overflows as much as the page would.
-    let clipped = false;
-    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
-      const overflowX = getComputedStyle(a).overflowX;
-      if (overflowX === 'hidden' || overflowX === 'clip') { clipped = true; break; }
-    }
-    if (clipped) continue;
+    if (clippedFrom(el.parentElement)) continue;
     if (r.left < -0.5 || r.right > width + 0.5) outside.push(window.__ffkvDescribe(el));
   }
   // Text can run out of a box that stays inside (a long word with nowhere to break): the
@@ -87,12 +89,7 @@ _OVERFLOW_JS = """
     if (!el || !node.textContent.trim() || !el.checkVisibility({ visibilityProperty: true })) {
       continue;
     }
-    let clipped = false;
-    for (let a = el; a && a !== document.body; a = a.parentElement) {
-      const overflowX = getComputedStyle(a).overflowX;
-      if (overflowX === 'hidden' || overflowX === 'clip') { clipped = true; break; }
-    }
-    if (clipped) continue;
+    if (clippedFrom(el)) continue;  // its own box clips it too
     range.selectNodeContents(node);
     const r = range.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;
