@@ -1,8 +1,15 @@
 import { useId } from 'react';
 import type { Ref } from 'react';
 
+import {
+  ChartSvg,
+  ChartTitle,
+  LegendText,
+  stackRows,
+  YAxis,
+} from '../../../components/chart/frame';
+import { TEXT, wrapText } from '../../../components/chart/text';
 import { layerScale } from '../../report/components/LayerChart';
-import { FONT, GRID, MUTED, TEXT, wrapText } from '../../report/lib/figure2Layout';
 
 export interface BarSeries {
   id: string;
@@ -47,6 +54,7 @@ const TITLE_SIZE = 14;
 const TITLE_LINE = 18;
 const LEGEND_ROW = 20;
 const LEGEND_SIZE = 12;
+const LEGEND_LINE = 15;
 
 /**
  * Bars in groups on a scale that goes below 0 where a value does (a change of p or of log
@@ -75,13 +83,8 @@ export function GroupedBars({
   const plotTop = 40 + (titleLines.length - 1) * TITLE_LINE;
   const legendTop = plotTop + PLOT_HEIGHT + MARGIN.bottom;
   const legendLines = series.map((s) => wrapText(s.name, width - 2 * SIDE - 26, LEGEND_SIZE));
-  const legendY: number[] = [];
-  let legendHeight = 0;
-  for (const lines of legendLines) {
-    legendY.push(legendHeight);
-    legendHeight += LEGEND_ROW + (lines.length - 1) * 15;
-  }
-  const height = legendTop + legendHeight + 4;
+  const legend = stackRows(legendLines, LEGEND_ROW, LEGEND_LINE);
+  const height = legendTop + legend.height + 4;
   // The report's per-layer scale, on its signed axis: round ticks below and above 0.
   const { bottom, top, ticks } = layerScale(
     {
@@ -95,18 +98,14 @@ export function GroupedBars({
     ((Math.max(bottom, Math.min(value, top)) - bottom) / (top - bottom)) * PLOT_HEIGHT;
 
   return (
-    <svg
-      ref={svgRef}
-      xmlns="http://www.w3.org/2000/svg"
+    <ChartSvg
       width={width}
       height={height}
-      viewBox={`0 0 ${width} ${height}`}
-      role="img"
-      aria-labelledby={titleId}
-      fontFamily={FONT}
-      data-testid={testId}
+      title={title}
+      titleId={titleId}
+      testId={testId}
+      svgRef={svgRef}
     >
-      <title id={titleId}>{title}</title>
       <defs>
         <pattern
           id={patternId}
@@ -119,38 +118,17 @@ export function GroupedBars({
           <line x1={0} y1={0} x2={0} y2={6} stroke="#ffffff" strokeWidth={2} />
         </pattern>
       </defs>
-      <rect x={0} y={0} width={width} height={height} fill="#ffffff" />
-      <text x={SIDE} y={22} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
-        {titleLines.map((line, i) => (
-          <tspan key={i} x={SIDE} dy={i === 0 ? 0 : TITLE_LINE}>
-            {line}
-          </tspan>
-        ))}
-      </text>
+      <ChartTitle lines={titleLines} x={SIDE} y={22} size={TITLE_SIZE} lineHeight={TITLE_LINE} />
       <g transform={`translate(${MARGIN.left},${plotTop})`}>
-        {ticks.map((tick) => (
-          <g key={tick} className="tick">
-            <line
-              x1={0}
-              x2={groups.length * groupSlot}
-              y1={y(tick)}
-              y2={y(tick)}
-              stroke={GRID}
-              strokeWidth={1}
-            />
-            <text x={-8} y={y(tick) + 4} fontSize={11} textAnchor="end" fill={MUTED}>
-              {format(tick)}
-            </text>
-          </g>
-        ))}
-        <text
-          transform={`translate(-52,${PLOT_HEIGHT / 2}) rotate(-90)`}
-          fontSize={11}
-          textAnchor="middle"
-          fill={MUTED}
-        >
-          {axisTitle}
-        </text>
+        <YAxis
+          ticks={ticks}
+          y={y}
+          tickText={format}
+          plotWidth={groups.length * groupSlot}
+          plotHeight={PLOT_HEIGHT}
+          title={axisTitle}
+          titleOffset={52}
+        />
         {groups.map((group, g) => {
           const start = g * groupSlot + (groupSlot - bar * series.length) / 2;
           return (
@@ -243,19 +221,18 @@ export function GroupedBars({
       </g>
       <g className="legend" transform={`translate(${SIDE},${legendTop})`}>
         {series.map((each, i) => (
-          <g key={each.id} transform={`translate(0,${legendY[i]})`}>
+          <g key={each.id} transform={`translate(0,${legend.tops[i]})`}>
             <rect y={1} width={16} height={12} fill={each.color} />
             {each.hatched && <rect y={1} width={16} height={12} fill={`url(#${patternId})`} />}
-            <text x={26} y={11} fontSize={LEGEND_SIZE} fill={TEXT}>
-              {legendLines[i]!.map((line, j) => (
-                <tspan key={j} x={26} dy={j === 0 ? 0 : 15}>
-                  {line}
-                </tspan>
-              ))}
-            </text>
+            <LegendText
+              lines={legendLines[i]!}
+              x={26}
+              size={LEGEND_SIZE}
+              lineHeight={LEGEND_LINE}
+            />
           </g>
         ))}
       </g>
-    </svg>
+    </ChartSvg>
   );
 }

@@ -1,7 +1,8 @@
 import { useId } from 'react';
 import type { Ref } from 'react';
 
-import { FONT, GRID, MUTED, TEXT, textWidth, wrapText } from '../../report/lib/figure2Layout';
+import { ChartSvg, ChartTitle } from '../../../components/chart/frame';
+import { GRID, MUTED, TEXT, textWidth, wrapText } from '../../../components/chart/text';
 import { heatColor } from '../lib/heatmapScale';
 
 export interface HeatmapProps {
@@ -102,26 +103,15 @@ export function Heatmap({
   const shade = (value: number) => heatColor(value / scaleTop);
 
   return (
-    <svg
-      ref={svgRef}
-      xmlns="http://www.w3.org/2000/svg"
+    <ChartSvg
       width={width}
       height={svgHeight}
-      viewBox={`0 0 ${width} ${svgHeight}`}
-      role="img"
-      aria-labelledby={titleId}
-      fontFamily={FONT}
-      data-testid={testId}
+      title={title}
+      titleId={titleId}
+      testId={testId}
+      svgRef={svgRef}
     >
-      <title id={titleId}>{title}</title>
-      <rect x={0} y={0} width={width} height={svgHeight} fill="#ffffff" />
-      <text x={SIDE} y={20} fontSize={TITLE_SIZE} fontWeight={600} fill={TEXT}>
-        {titleLines.map((line, i) => (
-          <tspan key={i} x={SIDE} dy={i === 0 ? 0 : TITLE_LINE}>
-            {line}
-          </tspan>
-        ))}
-      </text>
+      <ChartTitle lines={titleLines} x={SIDE} y={20} size={TITLE_SIZE} lineHeight={TITLE_LINE} />
       <g transform={`translate(${left},${top})`}>
         {values.map((row, j) => (
           <g key={j} className="heat-row" data-layer={j + 1}>
@@ -250,6 +240,6 @@ export function Heatmap({
           </text>
         </g>
       </g>
-    </svg>
+    </ChartSvg>
   );
 }

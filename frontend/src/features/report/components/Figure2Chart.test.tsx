@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 
 import type { ReportFigure2Row } from '../../../api/types';
 import { makeReport } from '../../../test/factories';
-import { chartSize, PLOT_HEIGHT, textWidth, wrapTitle } from '../lib/figure2Layout';
+import { textWidth } from '../../../components/chart/text';
+import { chartSize, PLOT_HEIGHT, wrapTitle } from '../lib/figure2Layout';
 import { Figure2Chart, LABELS } from './Figure2Chart';
 import type { ChartBar, ChartLabel } from './Figure2Chart';
 import PALETTE from '../lib/figure2Palette.json';

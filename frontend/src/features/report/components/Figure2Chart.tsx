@@ -2,21 +2,18 @@ import type { Ref } from 'react';
 
 import type { ReportFigure2Row, ReportLabelValues } from '../../../api/types';
 // The one palette of Figure 2: the server's PNG and SVG (reports/figures.py) read it too.
+import { ChartSvg, ChartTitle, YAxis } from '../../../components/chart/frame';
+import { MUTED, TEXT, textWidth } from '../../../components/chart/text';
 import PALETTE from '../lib/figure2Palette.json';
 import {
   COUNT_SIZE,
   figure2Layout,
-  FONT,
-  GRID,
   LEGEND_SIZE,
   MARGIN,
-  MUTED,
   NARROW_RIGHT,
   NOTE_LINE,
   NOTE_SIZE,
   PLOT_HEIGHT,
-  TEXT,
-  textWidth,
   TICKS,
   TITLE_LINE,
   TITLE_SIZE,
@@ -99,55 +96,33 @@ export function Figure2Chart({
   });
   const { width, height, barWidth, slot } = layout;
   return (
-    <svg
-      ref={svgRef}
-      xmlns="http://www.w3.org/2000/svg"
+    <ChartSvg
       width={width}
       height={height}
-      viewBox={`0 0 ${width} ${height}`}
-      role="img"
-      aria-labelledby="figure2-title"
-      fontFamily={FONT}
-      data-testid="figure2-chart"
-      data-narrow={layout.narrow ? 'true' : undefined}
+      title={title}
+      titleId="figure2-title"
+      testId="figure2-chart"
+      svgRef={svgRef}
+      narrow={layout.narrow}
     >
-      <title id="figure2-title">{title}</title>
-      <rect className="background" x={0} y={0} width={width} height={height} fill="#ffffff" />
-      <text
-        className="chart-title"
+      <ChartTitle
+        lines={layout.titleLines}
         x={layout.titleLeft}
         y={24}
-        fontSize={TITLE_SIZE}
-        fontWeight={600}
-        fill={TEXT}
-      >
-        {layout.titleLines.map((line, i) => (
-          <tspan key={i} x={layout.titleLeft} dy={i === 0 ? 0 : TITLE_LINE}>
-            {line}
-          </tspan>
-        ))}
-      </text>
+        size={TITLE_SIZE}
+        lineHeight={TITLE_LINE}
+      />
       {layout.rows.map((row, r) => (
         <g key={r} className="plot-row" transform={`translate(${MARGIN.left},${row.top})`}>
-          {TICKS.map((tick) => {
-            const y = PLOT_HEIGHT - tick * PLOT_HEIGHT;
-            return (
-              <g key={tick} className="tick">
-                <line x1={0} x2={row.right} y1={y} y2={y} stroke={GRID} strokeWidth={1} />
-                <text x={-8} y={y + 4} fontSize={11} textAnchor="end" fill={MUTED}>
-                  {`${Math.round(tick * 100)}%`}
-                </text>
-              </g>
-            );
-          })}
-          <text
-            transform={`translate(-42,${PLOT_HEIGHT / 2}) rotate(-90)`}
-            fontSize={11}
-            textAnchor="middle"
-            fill={MUTED}
-          >
-            {axisTitle}
-          </text>
+          <YAxis
+            ticks={TICKS}
+            y={(tick) => PLOT_HEIGHT - tick * PLOT_HEIGHT}
+            tickText={(tick) => `${Math.round(tick * 100)}%`}
+            plotWidth={row.right}
+            plotHeight={PLOT_HEIGHT}
+            title={axisTitle}
+            titleOffset={42}
+          />
           {row.bars.map(({ index, x }) => {
             const bar = bars[index]!;
             const segments = stack(bar.row.shares);
@@ -252,7 +227,7 @@ export function Figure2Chart({
           );
         })}
       </g>
-    </svg>
+    </ChartSvg>
   );
 }
 

@@ -1,7 +1,14 @@
 import { useId } from 'react';
 import type { Ref } from 'react';
 
-import { FONT, GRID, MUTED, TEXT, wrapText } from '../lib/figure2Layout';
+import {
+  ChartSvg,
+  ChartTitle,
+  LegendText,
+  stackRows,
+  YAxis,
+} from '../../../components/chart/frame';
+import { TEXT, wrapText } from '../../../components/chart/text';
 import { niceStep, valueScale } from './ValueAgreementChart';
 
 /** A value at one layer, with its range (q1–q3) where it has one. */
@@ -177,13 +184,8 @@ export function LayerChart({
   const legendRows = legend.map((item) =>
     wrapText(item.name, width - 2 * SIDE - LEGEND_TEXT, LEGEND_SIZE),
   );
-  const legendY: number[] = [];
-  let legendHeight = 0;
-  for (const lines of legendRows) {
-    legendY.push(legendHeight);
-    legendHeight += LEGEND_ROW + (lines.length - 1) * LEGEND_LINE;
-  }
-  const height = legendTop + legendHeight + 4;
+  const legendPlace = stackRows(legendRows, LEGEND_ROW, LEGEND_LINE);
+  const height = legendTop + legendPlace.height + 4;
   const { bottom, top, ticks } = layerScale(data, axis);
   const tickStep = ticks.length > 1 ? ticks[1]! - ticks[0]! : top - bottom;
   // Clamped to the plot: a share is never below 0, nor above the scale's top.
@@ -193,51 +195,26 @@ export function LayerChart({
   const radius = slot < 16 ? 2 : 3;
 
   return (
-    <svg
-      ref={svgRef}
-      xmlns="http://www.w3.org/2000/svg"
+    <ChartSvg
       width={width}
       height={height}
-      viewBox={`0 0 ${width} ${height}`}
-      role="img"
-      aria-labelledby={titleId}
-      fontFamily={FONT}
-      data-testid={testId}
-      data-narrow={narrow ? 'true' : undefined}
+      title={title}
+      titleId={titleId}
+      testId={testId}
+      svgRef={svgRef}
+      narrow={narrow}
     >
-      <title id={titleId}>{title}</title>
-      <rect className="background" x={0} y={0} width={width} height={height} fill="#ffffff" />
-      <text
-        className="chart-title"
-        x={SIDE}
-        y={22}
-        fontSize={TITLE_SIZE}
-        fontWeight={600}
-        fill={TEXT}
-      >
-        {titleLines.map((line, i) => (
-          <tspan key={i} x={SIDE} dy={i === 0 ? 0 : TITLE_LINE}>
-            {line}
-          </tspan>
-        ))}
-      </text>
+      <ChartTitle lines={titleLines} x={SIDE} y={22} size={TITLE_SIZE} lineHeight={TITLE_LINE} />
       <g transform={`translate(${MARGIN.left},${plotTop})`}>
-        {ticks.map((tick) => (
-          <g key={tick} className="tick">
-            <line x1={0} x2={plotWidth} y1={y(tick)} y2={y(tick)} stroke={GRID} strokeWidth={1} />
-            <text x={-8} y={y(tick) + 4} fontSize={11} textAnchor="end" fill={MUTED}>
-              {tickText(tick, tickStep, axis)}
-            </text>
-          </g>
-        ))}
-        <text
-          transform={`translate(-44,${LAYER_PLOT_HEIGHT / 2}) rotate(-90)`}
-          fontSize={11}
-          textAnchor="middle"
-          fill={MUTED}
-        >
-          {axisTitle}
-        </text>
+        <YAxis
+          ticks={ticks}
+          y={y}
+          tickText={(tick) => tickText(tick, tickStep, axis)}
+          plotWidth={plotWidth}
+          plotHeight={LAYER_PLOT_HEIGHT}
+          title={axisTitle}
+          titleOffset={44}
+        />
         {layers.map((layer, i) =>
           i % step === 0 ? (
             <text
@@ -368,7 +345,7 @@ export function LayerChart({
       </g>
       <g className="legend" transform={`translate(${SIDE},${legendTop})`}>
         {legend.map((item, i) => (
-          <g key={item.id} transform={`translate(0,${legendY[i]})`}>
+          <g key={item.id} transform={`translate(0,${legendPlace.tops[i]})`}>
             {data.kind === 'stack' ? (
               <rect className="legend-swatch" y={1} width={14} height={12} fill={item.color} />
             ) : (
@@ -392,16 +369,15 @@ export function LayerChart({
                 />
               </>
             )}
-            <text x={LEGEND_TEXT} y={11} fontSize={LEGEND_SIZE} fill={TEXT}>
-              {legendRows[i]!.map((line, j) => (
-                <tspan key={j} x={LEGEND_TEXT} dy={j === 0 ? 0 : LEGEND_LINE}>
-                  {line}
-                </tspan>
-              ))}
-            </text>
+            <LegendText
+              lines={legendRows[i]!}
+              x={LEGEND_TEXT}
+              size={LEGEND_SIZE}
+              lineHeight={LEGEND_LINE}
+            />
           </g>
         ))}
       </g>
-    </svg>
+    </ChartSvg>
   );
 }

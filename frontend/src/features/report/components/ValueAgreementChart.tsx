@@ -3,7 +3,8 @@ import type {
   ReportValueAgreementEveryKeyRow,
   ValueAgreementVariant,
 } from '../../../api/types';
-import { textWidth, wrapText } from '../lib/figure2Layout';
+import { ChartSvg, ChartTitle, YAxis } from '../../../components/chart/frame';
+import { TEXT, textWidth, wrapText } from '../../../components/chart/text';
 
 export const READINGS = ['next_token', 'trigger_token'] as const;
 export type Reading = (typeof READINGS)[number];
@@ -36,12 +37,7 @@ const LAYER_LABEL_ROOM = 24;
 // without scrolling sideways to read it.
 const MARGIN = { top: 44, right: 16, bottom: 40, left: 64 };
 const LEGEND_ROW = 22;
-const TEXT = '#1b1d21';
-const MUTED = '#5a606b';
-const GRID = '#d6d9de';
 const BASELINE = '#8a8f98';
-const FONT =
-  "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
 const TITLE_SIZE = 15;
 const TITLE_LINE = 19;
 
@@ -149,49 +145,30 @@ export function ValueAgreementChart({
   const x = (i: number, s: number) => i * slot + slot / 2 + (s - (series.length - 1) / 2) * dodge;
 
   return (
-    <svg
-      xmlns="http://www.w3.org/2000/svg"
+    <ChartSvg
       width={width}
       height={height}
-      viewBox={`0 0 ${width} ${height}`}
-      role="img"
-      aria-labelledby="value-agreement-title"
-      fontFamily={FONT}
-      data-testid="value-agreement-chart"
+      title={title}
+      titleId="value-agreement-title"
+      testId="value-agreement-chart"
     >
-      <title id="value-agreement-title">{title}</title>
-      <rect x={0} y={0} width={width} height={height} fill="#ffffff" />
-      <text
-        className="chart-title"
+      <ChartTitle
+        lines={titleLines}
         x={titleLeft}
         y={24}
-        fontSize={TITLE_SIZE}
-        fontWeight={600}
-        fill={TEXT}
-      >
-        {titleLines.map((line, i) => (
-          <tspan key={i} x={titleLeft} dy={i === 0 ? 0 : TITLE_LINE}>
-            {line}
-          </tspan>
-        ))}
-      </text>
+        size={TITLE_SIZE}
+        lineHeight={TITLE_LINE}
+      />
       <g transform={`translate(${MARGIN.left},${plotTop})`}>
-        {ticks.map((tick) => (
-          <g key={tick} className="tick">
-            <line x1={0} x2={plotWidth} y1={y(tick)} y2={y(tick)} stroke={GRID} strokeWidth={1} />
-            <text x={-8} y={y(tick) + 4} fontSize={11} textAnchor="end" fill={MUTED}>
-              {`${(tick * 100).toFixed(decimals)}%`}
-            </text>
-          </g>
-        ))}
-        <text
-          transform={`translate(-50,${VALUE_PLOT_HEIGHT / 2}) rotate(-90)`}
-          fontSize={11}
-          textAnchor="middle"
-          fill={MUTED}
-        >
-          {axisTitle}
-        </text>
+        <YAxis
+          ticks={ticks}
+          y={y}
+          tickText={(tick) => `${(tick * 100).toFixed(decimals)}%`}
+          plotWidth={plotWidth}
+          plotHeight={VALUE_PLOT_HEIGHT}
+          title={axisTitle}
+          titleOffset={50}
+        />
         {baseline !== null && (
           <line
             className="baseline"
@@ -349,6 +326,6 @@ export function ValueAgreementChart({
           </g>
         )}
       </g>
-    </svg>
+    </ChartSvg>
   );
 }

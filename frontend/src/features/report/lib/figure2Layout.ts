@@ -1,3 +1,5 @@
+import { textWidth, wrapText } from '../../../components/chart/text';
+
 // Geometry, in SVG user units. The chart is self-contained (inline colours and fonts,
 // a white background) so that the serialised file looks the same outside the page.
 export const PLOT_HEIGHT = 240;
@@ -5,11 +7,6 @@ export const BAR_WIDTH = 40;
 export const BAR_GAP = 18;
 export const OVERALL_GAP = 18;
 export const MARGIN = { top: 44, right: 190, bottom: 46, left: 56 };
-export const TEXT = '#1b1d21';
-export const MUTED = '#5a606b';
-export const GRID = '#d6d9de';
-export const FONT =
-  "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Noto Sans CJK SC', sans-serif";
 export const TICKS = [0, 0.25, 0.5, 0.75, 1];
 
 export const TITLE_SIZE = 15;
@@ -34,34 +31,6 @@ function slotWidth(barCount: number): number {
     BAR_WIDTH + BAR_GAP,
     (MIN_PLOT_WIDTH - BAR_GAP - OVERALL_GAP) / Math.max(1, barCount),
   );
-}
-
-/** A generous guess of a text's width: wide (CJK) characters count a full em. */
-export function textWidth(text: string, fontSize: number): number {
-  let ems = 0;
-  for (const char of text) ems += (char.codePointAt(0) ?? 0) >= 0x2e80 ? 1 : 0.62;
-  return ems * fontSize;
-}
-
-/**
- * A text in lines of at most `room` units at `fontSize`. Breaks between words, and
- * between any two wide (CJK) characters, which have no spaces between them.
- */
-export function wrapText(text: string, room: number, fontSize: number): string[] {
-  const pieces = text.trim().match(/[\u2e80-\u{10ffff}]|[^\s\u2e80-\u{10ffff}]+|\s+/gu) ?? [];
-  const lines: string[] = [];
-  let line = '';
-  for (const piece of pieces) {
-    const next = line + piece;
-    if (line.trim() && textWidth(next.trimEnd(), fontSize) > room && piece.trim()) {
-      lines.push(line.trimEnd());
-      line = piece;
-    } else {
-      line = next;
-    }
-  }
-  if (line.trim()) lines.push(line.trim());
-  return lines.map((each) => each.trimStart());
 }
 
 /** The title in lines that fit a chart `width` wide. */
