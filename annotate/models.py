@@ -84,6 +84,32 @@ class Study(models.Model):
         return self.name
 
 
+class StudyJob(models.Model):
+    """What every job a worker runs on a study records (an export, the composition
+    analysis, a causal probe): its status, why it failed, who asked, and when it was asked,
+    started and ended. Each job adds its foreign key to the study, under its own related
+    name, and what it computes."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+
 class Key(models.Model):
     """A sampled FFN key (row ``index`` of layer ``layer``'s key matrix) with its stats."""
 

@@ -1,7 +1,7 @@
 """What the study jobs of queue ``gpu`` share (the composition analysis, the causal
 probes): sending one once its row is committed, running it once, and failing it with a
-reason instead of leaving it running. Each job model has ``status`` (queued, running,
-done, failed), ``error``, ``started_at`` and ``finished_at``."""
+reason instead of leaving it running. Each job model is an ``annotate.models.StudyJob``
+(``status``, ``error``, ``started_at``, ``finished_at``)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,17 @@ from typing import Any
 from django.db import models, transaction
 from django.utils import timezone
 
+from annotate.models import StudyJob
 from mining.core.errors import MiningError
 
 logger = logging.getLogger(__name__)
 
-QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+QUEUED, RUNNING, DONE, FAILED = (
+    StudyJob.Status.QUEUED,
+    StudyJob.Status.RUNNING,
+    StudyJob.Status.DONE,
+    StudyJob.Status.FAILED,
+)
 
 
 def job_fail(model: type[models.Model], job_id: int, error: str) -> None:

@@ -7,7 +7,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 
-from annotate.models import Study
+from annotate.models import Study, StudyJob
 
 
 def new_work_id() -> str:
@@ -108,31 +108,16 @@ class MiningShard(models.Model):
         return f"shard {self.index} of run {self.run_id}"
 
 
-class CompositionJob(models.Model):
+class CompositionJob(StudyJob):
     """One run of the §5 composition analysis on a study (docs/composition.md), a task on
     queue ``gpu``. Its figures go to ``Study.composition`` when it completes; a job that
     fails leaves the study's figures as they were and keeps the reason in ``error``."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
-
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="composition_jobs")
     prefixes = models.PositiveIntegerField(help_text="How many prefixes the slice holds.")
     seed = models.IntegerField(default=0)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(StudyJob.Meta):
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(prefixes__gte=1), name="composition_prefixes"
@@ -143,7 +128,7 @@ class CompositionJob(models.Model):
         return f"composition job {self.pk} of study {self.study_id} ({self.status})"
 
 
-class CausalJob(models.Model):
+class CausalJob(StudyJob):
     """One causal probe of a study (docs/causal.md): an ablation against a random-key
     control, a double dissociation, a causal trace or an attribution, a task on queue
     ``gpu``. ``params`` holds what was asked with every key group resolved to its keys;
@@ -155,27 +140,10 @@ class CausalJob(models.Model):
         TRACING = "tracing", "tracing"
         ATTRIBUTION = "attribution", "attribution"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
-
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="causal_jobs")
     kind = models.CharField(max_length=12, choices=Kind.choices)
     params = models.JSONField()
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     result = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} of study {self.study_id} ({self.status})"

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
-from annotate.models import Study
+from annotate.models import Study, StudyJob
 
 
-class ExportJob(models.Model):
+class ExportJob(StudyJob):
     """One export of a study in one format. ``file_path`` is relative to
     ``settings.DATA_DIR / "exports"`` and set once the file is complete, with the
     ``file_size`` and ``file_sha256`` it was completed with. A running job's worker
@@ -20,33 +19,18 @@ class ExportJob(models.Model):
         CSV = "csv", "csv"
         PARQUET = "parquet", "parquet"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
-
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=10, choices=Format.choices)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="0..1: keys written / keys to write.")
     keys_done = models.PositiveIntegerField(default=0)
     keys_total = models.PositiveIntegerField(default=0)
     file_path = models.CharField(max_length=500, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0, help_text="Runs started (redeliveries).")
     file_size = models.BigIntegerField(null=True, blank=True)
     file_sha256 = models.CharField(max_length=64, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(StudyJob.Meta):
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(progress__gte=0.0) & models.Q(progress__lte=1.0),
