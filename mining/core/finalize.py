@@ -297,9 +297,16 @@ def token_coefficients(
     return {name: coefficients[i, : rows_length[i]] for i, name in enumerate(names)}
 
 
-def _prefix_hash(store: CorpusStore, sentence: int, position: int) -> int:
-    ids = torch.from_numpy(store.tokens(sentence)[: position + 1].astype(np.int64))[None, :]
-    return int(prefix_hashes(ids)[0, -1])
+def _prefix_hashes_at(
+    store: CorpusStore, sentences: np.ndarray, positions: np.ndarray
+) -> np.ndarray:
+    """[n] int64: the hash of each sentence's tokens up to and including its position
+    (``prefix_hashes``), from one padded batch."""
+    if sentences.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    ids, _, _ = store.batch(sentences, 0)
+    hashes = prefix_hashes(torch.from_numpy(ids[:, : int(positions.max()) + 1]))
+    return hashes.gather(1, torch.from_numpy(positions.astype(np.int64))[:, None])[:, 0].numpy()
 
 
 def _rank(
@@ -420,23 +427,26 @@ def finalize(
     sketches = partial.sketches()
     ranked_of: dict[tuple[int, int], list[tuple[float, int, int]]] = {}
     draws: dict[tuple[int, int], sampling.KeyDraw] = {}
+
+    # For a causal model a prefix is what an example shows: no two of a key's share one.
+    def prefix_of(sentences: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        return _prefix_hashes_at(store, sentences, positions)
+
     for layer, index in keys:
         values, sentences, positions = winners[(layer, index)]
-        hashes = None
-        if causal:
-            hashes = [
-                _prefix_hash(store, int(s), int(p))
-                for s, p in zip(sentences, positions, strict=True)
-            ]
+        hashes = prefix_of(sentences, positions).tolist() if causal else None
         # The visible top_k, then the held-out ranks top_k+1 .. 2·top_k.
         ranked = _rank(values, sentences, positions, hashes)[: 2 * top_k]
         ranked_of[(layer, index)] = ranked
         if (layer, index) in slot_of:
+            shown = np.array([(s, p) for _, s, p in ranked], dtype=np.int64).reshape(-1, 2)
             draws[(layer, index)] = sampling.draw(
                 sketches,
                 slot_of[(layer, index)],
                 float(partial.max[layer, index]),
-                {s for _, s, _ in ranked},
+                set(shown[:, 0].tolist()),
+                prefix_of if causal else None,
+                prefix_of(shown[:, 0], shown[:, 1]).tolist() if causal else (),
             )
     # Per-token coefficients: one re-run of the stored sentences of the keys with samples.
     requests = {

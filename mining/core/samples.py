@@ -23,7 +23,12 @@ max the key's largest per-sentence coefficient; its sample is the ``PER_BAND`` s
 draw keys among the entries of the bins that overlap the band, inside the band and not
 a sentence of the key's top-k or held-out examples. The random samples are the first
 ``N_RANDOM`` entries of the random sketch in draw order that are in none of those sets
-(nor a band sample), the held-out random ones the next ``N_RANDOM``. A draw is **exact**
+(nor a band sample), the held-out random ones the next ``N_RANDOM``. For a causal model,
+where two sentences that begin alike have the same coefficients there, a sample never
+shows the prefix (the tokens up to its position, ``prefix_of``) of a top-k or held-out
+example, and no two band samples show the same one: such an entry is passed over for the
+next in draw order, as a sentence already taken is. Random samples may share a prefix
+with each other: they stand for the corpus's sentences, drawn uniformly. A draw is **exact**
 (the one a full scan of the corpus would make) when every bin it read that may have
 dropped entries (a full bin) dropped only entries ranked after the last one chosen.
 
@@ -36,7 +41,7 @@ over keys, positions or sentences.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -354,11 +359,52 @@ class KeyDraw:
     random_exact: bool
 
 
+# The prefix hash (``miner.prefix_hashes``) of each (sentence, position): the tokens up to
+# and including the position.
+PrefixOf = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _first_distinct(
+    order: np.ndarray,
+    sentences: np.ndarray,
+    positions: np.ndarray,
+    want: int,
+    prefix_of: PrefixOf | None,
+    seen: set[int],
+) -> np.ndarray:
+    """The first ``want`` of ``order`` (indices into ``sentences`` and ``positions``, in
+    draw order) whose prefix is neither in ``seen`` nor an earlier one's; their prefixes
+    join ``seen``. Hashes ``2·want`` entries at a time: most draws need one round."""
+    if prefix_of is None:
+        return order[:want]
+    chosen: list[np.ndarray] = []
+    found, start = 0, 0
+    while found < want and start < order.size:
+        chunk = order[start : start + 2 * want]
+        start += chunk.size
+        hashes = prefix_of(sentences[chunk], positions[chunk])
+        first = np.zeros(chunk.size, dtype=bool)
+        first[np.unique(hashes, return_index=True)[1]] = True
+        fresh = first & ~np.isin(hashes, np.fromiter(seen, np.int64, len(seen)))
+        picked = np.flatnonzero(fresh)[: want - found]
+        seen.update(hashes[picked].tolist())
+        chosen.append(chunk[picked])
+        found += picked.size
+    return np.concatenate(chosen) if chosen else order[:0]
+
+
 def draw(
-    sketches: dict[str, torch.Tensor], slot: int, maximum: float, excluded: set[int]
+    sketches: dict[str, torch.Tensor],
+    slot: int,
+    maximum: float,
+    excluded: set[int],
+    prefix_of: PrefixOf | None = None,
+    excluded_prefixes: Iterable[int] = (),
 ) -> KeyDraw:
     """The samples of the key at ``slot`` of the sketches: bands of (0, ``maximum``],
-    none of them a sentence of ``excluded`` (the key's top-k and held-out sentences)."""
+    none of them a sentence of ``excluded`` (the key's top-k and held-out sentences).
+    With ``prefix_of`` (a causal model), none shows a prefix of ``excluded_prefixes`` (the
+    hashes of those examples' prefixes), nor a band sample another's."""
     keys = sketches["band_keys"][slot].numpy()  # [bins, BIN_K] ascending
     pos = sketches["band_pos"][slot].numpy()
     vals = sketches["band_vals"][slot].numpy()
@@ -366,6 +412,8 @@ def draw(
     samples: list[Drawn] = []
     bands_exact: list[bool] = []
     taken = set(excluded)
+    shown = set(excluded_prefixes)
+    seen = set(shown)  # and the band samples' prefixes, as they are drawn
     if maximum > 0 and math.isfinite(maximum):
         for b, (low, high) in enumerate(band_edges(maximum), start=1):
             over = np.flatnonzero((lo <= high) & (hi > low))  # bins overlapping the band
@@ -374,7 +422,8 @@ def draw(
             ok = (k != EMPTY) & (v > low) & (v <= high)
             ok &= ~np.isin(sent, np.fromiter(taken, np.int64, len(taken)))
             idx = np.flatnonzero(ok)
-            idx = idx[np.argsort(k[idx], kind="stable")][:PER_BAND]
+            idx = idx[np.argsort(k[idx], kind="stable")]
+            idx = _first_distinct(idx, sent, p.astype(np.int64), PER_BAND, prefix_of, seen)
             full = keys[over, -1] != EMPTY  # bins that may have dropped entries
             if idx.size < PER_BAND:
                 exact = not bool(full.any())
@@ -399,11 +448,15 @@ def draw(
         bands_exact = [True] * N_BANDS
     rk = sketches["rand_keys"][slot].numpy()
     rsent = (rk & _LOW32).astype(np.int64)
+    rpos, rval = sketches["rand_pos"][slot].numpy(), sketches["rand_vals"][slot].numpy()
     ok = (rk != EMPTY) & ~np.isin(rsent, np.fromiter(taken, np.int64, len(taken)))
+    if prefix_of is not None and shown:
+        candidates = np.flatnonzero(ok)
+        hashes = prefix_of(rsent[candidates], rpos[candidates].astype(np.int64))
+        ok[candidates] = ~np.isin(hashes, np.fromiter(shown, np.int64, len(shown)))
     idx = np.flatnonzero(ok)[: 2 * N_RANDOM]  # the sketch is sorted by draw key
     full = rk[-1] != EMPTY
     random_exact = not full if idx.size < 2 * N_RANDOM else bool(rk[idx[-1]] <= rk[-1])
-    rpos, rval = sketches["rand_pos"][slot].numpy(), sketches["rand_vals"][slot].numpy()
     picked = [(int(rsent[j]), int(rpos[j]), float(rval[j])) for j in idx]
     randoms = [Drawn("random", i + 1, *e) for i, e in enumerate(picked[:N_RANDOM])]
     held = [Drawn("heldout_random", i + 1, *e) for i, e in enumerate(picked[N_RANDOM:])]

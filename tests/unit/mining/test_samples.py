@@ -4,6 +4,8 @@ another set, deterministic, and the same from 1 or 3 shards."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -41,6 +43,17 @@ def mined(family: str, n: int, store_factory, seed: int = 0, **kwargs):
     return loaded, store, cfg, partial, results
 
 
+def peak_text(store, where, causal: bool, s: int):
+    """What sentence ``s`` shows as a sample: its tokens up to its peak ``where[s]`` for
+    a causal model, the sentence itself for an encoder."""
+    return tuple(store.tokens(s)[: where[s] + 1].tolist()) if causal else s
+
+
+def tops(result):
+    """The key's top-k and held-out examples."""
+    return [*result.examples, *result.heldout]
+
+
 def drawn(result):
     return [(e.kind, e.band, e.sentence_index, e.position) for e in result.samples] + [
         (e.kind, e.band, e.sentence_index, e.position) for e in result.heldout_random
@@ -54,7 +67,7 @@ def test_samples_are_the_brute_force_draw_inside_their_bands(family, store_facto
     exact_bands = 0
     for result in results:
         best, where = (a[:, result.index] for a in maxima[result.layer])
-        top = {e.sentence_index for e in [*result.examples, *result.heldout]}
+        top = {e.sentence_index for e in tops(result)}
         bands = [e for e in result.samples if e.kind == "band"]
         randoms = [e for e in result.samples if e.kind == "random"]
         assert len(randoms) == S.N_RANDOM and len(result.heldout_random) == S.N_RANDOM
@@ -71,23 +84,73 @@ def test_samples_are_the_brute_force_draw_inside_their_bands(family, store_facto
         salt = S.key_salts(cfg.seed, [(result.layer, result.index)], S.BAND_SALT)
         draw = S.draw_keys(salt, torch.arange(len(store))).numpy()[:, 0]
         taken = set(top)
+        # A causal model's sample shows no top-k or held-out prefix, nor a band sample
+        # another's: its sentence's tokens up to its peak (an encoder's: the sentence).
+        causal = family != "bert"
+        head = functools.partial(peak_text, store, where, causal)
+        shown = {prefix(store, e) if causal else e.sentence_index for e in tops(result)}
+        seen = set(shown)
         for b, (low, high) in enumerate(S.band_edges(peak), start=1):
             got = [e for e in bands if e.band == b]
             assert all(e.band_low == low and e.band_high == high for e in got)
             assert all(low < e.coefficient <= high for e in got)
             inside = [s for s in np.flatnonzero((best > low) & (best <= high)) if s not in taken]
-            want = sorted(inside, key=lambda s: draw[s])[: S.PER_BAND]
+            want = []
+            for s in sorted(inside, key=lambda s: draw[s]):
+                if len(want) < S.PER_BAND and head(s) not in seen:
+                    want.append(s)
+                    seen.add(head(s))
             if result.bands_exact[b - 1]:  # then it is the draw of a full scan
                 assert [e.sentence_index for e in got] == want
                 exact_bands += 1
+            seen |= {head(e.sentence_index) for e in got}
             taken |= {e.sentence_index for e in got}
         rsalt = S.key_salts(cfg.seed, [(result.layer, result.index)], S.RANDOM_SALT)
         rdraw = S.draw_keys(rsalt, torch.arange(len(store))).numpy()[:, 0]
-        order = [s for s in np.argsort(rdraw, kind="stable") if s not in taken]
+        order = [
+            s for s in np.argsort(rdraw, kind="stable") if s not in taken and head(s) not in shown
+        ]
         assert result.random_exact
         assert [e.sentence_index for e in randoms] == order[: S.N_RANDOM]
         assert [e.sentence_index for e in result.heldout_random] == order[S.N_RANDOM : 50]
     assert exact_bands >= len(results) * S.N_BANDS // 2  # the check above is not vacuous
+
+
+def prefix(store, example) -> tuple[int, ...]:
+    """The tokens a causal model's example shows: up to and including its position."""
+    return tuple(store.tokens(example.sentence_index)[: example.position + 1].tolist())
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_no_sample_shows_a_top_prefix_and_no_two_band_samples_one(family, store_factory):
+    """A causal model gives two sentences that begin alike the same coefficients there: a
+    sample whose prefix is a top-k one (another sentence, the same text and value) showed
+    the annotator prefix 3 again in band 5, and gave the scores a held-out negative that
+    is a positive. All sentences here begin with one word, so many share prefixes."""
+    loaded = tiny_loaded(family)
+    store = store_factory(loaded, random_sentences(400, seed=4, first="alpha"))
+    cfg = small_cfg(keys_per_layer=2, top_k=4, keep_k=8, seed=0)
+    partial = mine_range(loaded, store, cfg, 0, len(store))
+    keys = samples_keys(cfg, loaded.n_layers, loaded.d_ff)
+    results = finalize(loaded, store, partial, keys, cfg.top_k, batch_size=cfg.batch_size)
+    for result in results:
+        top = [prefix(store, e) for e in [*result.examples, *result.heldout]]
+        bands = [prefix(store, e) for e in result.samples if e.kind == "band"]
+        randoms = [e for e in result.samples if e.kind == "random"]
+        assert len(set(top)) == len(top)
+        assert len(set(bands)) == len(bands)
+        others = [prefix(store, e) for e in [*result.samples, *result.heldout_random]]
+        assert not set(top) & set(others)
+        assert len(randoms) == S.N_RANDOM and len(result.heldout_random) == S.N_RANDOM
+    # Not vacuous: sentences that begin alike peak alike, and the draws had such
+    # prefixes to pass over.
+    best = per_sentence_max(loaded, store, cfg)
+    shared = 0
+    for result in results:
+        _, where = (a[:, result.index] for a in best[result.layer])
+        heads = [tuple(store.tokens(s)[: where[s] + 1].tolist()) for s in range(len(store))]
+        shared += len(heads) - len(set(heads))
+    assert shared > 0
 
 
 def test_samples_are_deterministic_for_the_seed(store_factory):
