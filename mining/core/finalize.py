@@ -439,14 +439,18 @@ def finalize(
         ranked = _rank(values, sentences, positions, hashes)[: 2 * top_k]
         ranked_of[(layer, index)] = ranked
         if (layer, index) in slot_of:
-            shown = np.array([(s, p) for _, s, p in ranked], dtype=np.int64).reshape(-1, 2)
+            shown: list[int] = []
+            if hashes is not None:  # the ranked entries' hashes, already computed
+                where = zip(sentences.tolist(), positions.tolist(), strict=True)
+                hash_of = dict(zip(where, hashes, strict=True))
+                shown = [hash_of[(s, p)] for _, s, p in ranked]
             draws[(layer, index)] = sampling.draw(
                 sketches,
                 slot_of[(layer, index)],
                 float(partial.max[layer, index]),
-                set(shown[:, 0].tolist()),
+                {s for _, s, _ in ranked},
                 prefix_of if causal else None,
-                prefix_of(shown[:, 0], shown[:, 1]).tolist() if causal else (),
+                shown,
             )
     # Per-token coefficients: one re-run of the stored sentences of the keys with samples.
     requests = {
